@@ -1,0 +1,267 @@
+"""What every dueling-bandit algorithm shares: parameters, the registry, the interactive object.
+
+An algorithm is a subclass of :class:`DuelingAlgorithm` that declares its ``name``, a one-line
+``description``, a ``params`` table, optional named settings (``settings = {"tuned": {...}}``),
+how to build its state (``_init_state``), and three compiled kernels over that state::
+
+    _select(st, rng) -> (c, d)          # st: the tuple of state arrays, rng: uint64[4]
+    _update(st, rng, c, d, c_won)       # records one duel
+    _recommend(st) -> arm               # the arm it would ship now
+
+The interactive methods and the compiled simulation (:mod:`irbandits.simulate`) call the same
+kernels on the same arrays, so one seed gives one trajectory on both paths.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from irbandits.errors import IrbanditsError
+from irbandits.rng import new_rng
+
+_REGISTRY: dict[str, type["DuelingAlgorithm"]] = {}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One entry of an algorithm's parameter table."""
+
+    name: str
+    type: type
+    default: Any
+    description: str
+    valid: Callable[[Any], bool] | None = None
+    valid_text: str = ""
+
+    def check(self, algorithm: str, value: Any) -> Any:
+        """Convert ``value`` (possibly a string from the CLI) and check its range."""
+        if value is None and self.default is None:
+            return None
+        try:
+            if isinstance(value, str):
+                value = _parse_number(value) if self.type in (int, float) else value
+            if self.type is int:
+                if float(value) != int(float(value)):
+                    raise ValueError
+                value = int(float(value))
+            else:
+                value = self.type(value)
+        except (TypeError, ValueError):
+            raise IrbanditsError(
+                f"{algorithm}: parameter {self.name} must be {self.type.__name__}, got {value!r}"
+            ) from None
+        if self.valid is not None and not self.valid(value):
+            raise IrbanditsError(f"{algorithm}: parameter {self.name}={value!r} is invalid; {self.name} must be {self.valid_text}")
+        return value
+
+
+def _parse_number(text: str) -> float:
+    """Numbers from the command line: ``0.8**6``, ``4e6``, ``1/3`` are all accepted."""
+    text = text.strip()
+    if "**" in text:
+        base, exp = text.split("**", 1)
+        return _parse_number(base) ** _parse_number(exp)
+    if "^" in text:
+        base, exp = text.split("^", 1)
+        return _parse_number(base) ** _parse_number(exp)
+    if "/" in text:
+        num, den = text.split("/", 1)
+        return _parse_number(num) / _parse_number(den)
+    return float(text)
+
+
+def c_of_delta(alpha: float, K: int, delta: float) -> float:
+    """C(delta) = ((4 alpha - 1) K^2 / ((2 alpha - 1) delta))^(1 / (2 alpha - 1)) (thesis Alg. 4)."""
+    if alpha <= 0.5:
+        raise IrbanditsError(f"C(delta) needs alpha > 0.5, got alpha={alpha}; pass C explicitly")
+    log_c = (math.log((4 * alpha - 1) * K * K / ((2 * alpha - 1) * delta))) / (2 * alpha - 1)
+    return math.exp(min(log_c, 700.0))
+
+
+class DuelingAlgorithm:
+    """Base class of the online dueling-bandit algorithms; see the module docstring."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    reference: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+    settings: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            _REGISTRY[cls.name] = cls
+
+    def __init__(self, K: int, seed: int | np.random.SeedSequence | None = 0, horizon: int | None = None, **params):
+        if int(K) < 2:
+            raise IrbanditsError(f"{self.name}: needs at least 2 arms, got K={K}")
+        self.K = int(K)
+        self.seed = seed
+        self.horizon = None if horizon is None else int(horizon)
+        self.param_values = self._check_params(params)
+        arrays = self._init_state(self.K, **self.param_values)
+        self._names = tuple(arrays)
+        self._st = tuple(arrays.values())
+        self._rng = new_rng(0 if seed is None else seed)
+
+    # ----- declaration helpers ---------------------------------------------------------------
+    @classmethod
+    def _check_params(cls, given: dict[str, Any]) -> dict[str, Any]:
+        known = {p.name: p for p in cls.params}
+        unknown = [k for k in given if k not in known]
+        if unknown:
+            names = ", ".join(known) or "none"
+            raise IrbanditsError(f"{cls.name}: unknown parameter {unknown[0]!r}; parameters: {names}")
+        return {name: p.check(cls.name, given.get(name, p.default)) for name, p in known.items()}
+
+    @classmethod
+    def tuned(cls, K: int, seed=0, horizon=None, setting: str = "tuned", **overrides) -> "DuelingAlgorithm":
+        """The algorithm with a paper's named settings (e.g. ``MergeDTS.tuned(K)``)."""
+        if setting not in cls.settings:
+            raise IrbanditsError(f"{cls.name}: no setting {setting!r}; settings: {', '.join(cls.settings) or 'none'}")
+        return cls(K, seed=seed, horizon=horizon, **{**cls.settings[setting], **overrides})
+
+    def _init_state(self, K: int, **params) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    # ----- the interactive loop --------------------------------------------------------------
+    def select(self) -> tuple[int, int]:
+        """The pair (c, d) to compare next; c == d is a legal self-duel."""
+        c, d = self._select(self._st, self._rng)
+        return int(c), int(d)
+
+    def update(self, c: int, d: int, c_won: bool) -> "DuelingAlgorithm":
+        """Record that ``c`` beat ``d`` (``c_won``) or lost to it; returns self."""
+        for arm in (c, d):
+            if not 0 <= int(arm) < self.K:
+                raise IrbanditsError(f"{self.name}: arm {arm} out of range 0..{self.K - 1}")
+        self._update(self._st, self._rng, int(c), int(d), bool(c_won))
+        return self
+
+    def recommend(self) -> int:
+        """The arm this algorithm would ship now."""
+        return int(self._recommend(self._st))
+
+    @property
+    def wins(self) -> np.ndarray:
+        """Copy of the win-count matrix W (w_ij = times i beat j)."""
+        return self._st[0].copy()
+
+    @property
+    def t(self) -> int:
+        """Number of duels recorded so far."""
+        return int(self._st[self._names.index("t")][0])
+
+    # ----- state ---------------------------------------------------------------------------
+    @property
+    def state(self) -> dict[str, Any]:
+        """Everything needed to resume: algorithm, parameters, arrays and the generator."""
+        return {
+            "algorithm": self.name,
+            "K": self.K,
+            "horizon": self.horizon,
+            "params": dict(self.param_values),
+            "arrays": {n: a.copy() for n, a in zip(self._names, self._st)},
+            "rng": self._rng.copy(),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> "DuelingAlgorithm":
+        """Rebuild an object that continues exactly where ``state`` left off."""
+        algo_cls = _REGISTRY.get(state["algorithm"], cls)
+        obj = algo_cls(state["K"], seed=0, horizon=state["horizon"], **state["params"])
+        for name, arr in zip(obj._names, obj._st):
+            saved = np.asarray(state["arrays"][name], dtype=arr.dtype)
+            if saved.shape != arr.shape:
+                raise IrbanditsError(f"{obj.name}: state array {name} has shape {saved.shape}, expected {arr.shape}")
+            arr[...] = saved
+        obj._rng[...] = np.asarray(state["rng"], dtype=np.uint64)
+        return obj
+
+    def save(self, path: str | Path) -> Path:
+        """Write the state as JSON, atomically (a crash never leaves half a file)."""
+        s = self.state
+        s["arrays"] = {n: {"dtype": str(a.dtype), "data": a.tolist()} for n, a in s["arrays"].items()}
+        s["rng"] = [int(x) for x in s["rng"]]
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(s))
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "DuelingAlgorithm":
+        try:
+            s = json.loads(Path(path).read_text())
+            s["arrays"] = {n: np.array(v["data"], dtype=v["dtype"]) for n, v in s["arrays"].items()}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise IrbanditsError(f"{path}: not a saved algorithm state ({exc})") from None
+        if s.get("algorithm") not in _REGISTRY:
+            raise IrbanditsError(f"{path}: unknown algorithm {s.get('algorithm')!r}")
+        return cls.from_state(s)
+
+    def clone(self, seed=None) -> "DuelingAlgorithm":
+        """A fresh, untrained copy with the same parameters (and a new seed if given)."""
+        return type(self)(self.K, seed=self.seed if seed is None else seed, horizon=self.horizon, **self.param_values)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.param_values.items())
+        return f"{self.name}(K={self.K}{', ' + args if args else ''})"
+
+
+# ----- registry ---------------------------------------------------------------------------------
+def list_algorithms():
+    """A table of the registered algorithms: name, description, parameters, named settings."""
+    import pandas as pd
+
+    rows = []
+    for cls in _REGISTRY.values():
+        params = "; ".join(f"{p.name}={p.default!r} ({p.description})" for p in cls.params)
+        rows.append(dict(name=cls.name, description=cls.description, parameters=params,
+                         settings=", ".join(cls.settings), reference=cls.reference))
+    return pd.DataFrame(rows)
+
+
+def get_algorithm(name: str) -> type[DuelingAlgorithm]:
+    """The algorithm class registered as ``name`` (case-insensitive)."""
+    by_lower = {k.lower(): v for k, v in _REGISTRY.items()}
+    if name.lower() not in by_lower:
+        raise IrbanditsError(f"unknown algorithm {name!r}; known algorithms: {', '.join(sorted(_REGISTRY))}")
+    return by_lower[name.lower()]
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """A parsed ``NAME[:setting][:param=value,...]`` string, e.g. ``MergeDTS:tuned,M=8``."""
+
+    cls: type[DuelingAlgorithm]
+    params: dict[str, Any]
+    label: str
+
+    def make(self, K: int, seed=0, horizon: int | None = None) -> DuelingAlgorithm:
+        return self.cls(K, seed=seed, horizon=horizon, **self.params)
+
+
+def parse_spec(text: str) -> AlgorithmSpec:
+    """Parse ``NAME``, ``NAME:tuned``, ``NAME:alpha=0.5,M=8`` or ``NAME:tuned,M=8``."""
+    name, _, rest = text.partition(":")
+    cls = get_algorithm(name.strip())
+    params: dict[str, Any] = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        if "=" in item:
+            key, _, value = item.partition("=")
+            params[key.strip()] = value.strip()
+        elif item in cls.settings:
+            params.update(cls.settings[item])
+        else:
+            raise IrbanditsError(
+                f"{cls.name}: {item!r} is neither a setting ({', '.join(cls.settings) or 'none'}) nor param=value"
+            )
+    params = {k: v for k, v in cls._check_params(params).items() if k in params}
+    return AlgorithmSpec(cls, params, text.strip())

@@ -1,0 +1,294 @@
+"""Preference matrices: validation, winners, regret, and the registry of named problems.
+
+A K-armed dueling bandit problem is a matrix P with p_ij the probability that arm i beats arm j,
+p_ij + p_ji = 1 and p_ii = 0.5 (``../shared/spec/online.md``, "Winners and regret").
+
+>>> P = get_problem("arithmetic")
+>>> P.K, P.condorcet_winner
+(8, 0)
+>>> round(P.condorcet_regret(0, 7), 3)
+0.175
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from irbandits.errors import IrbanditsError
+
+TOLERANCE = 1e-6
+
+
+def _cell(i: int, j: int) -> str:
+    return f"row {i + 1}, column {j + 1}"
+
+
+def check_matrix(values, source: str = "matrix", atol: float = TOLERANCE) -> np.ndarray:
+    """Return ``values`` as a valid float64 preference matrix, or raise naming the bad cell."""
+    try:
+        P = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise IrbanditsError(f"{source}: not a numeric matrix ({exc})") from None
+    if P.ndim != 2 or P.shape[0] != P.shape[1]:
+        raise IrbanditsError(f"{source}: a preference matrix must be square, got shape {P.shape}")
+    if P.shape[0] < 2:
+        raise IrbanditsError(f"{source}: a preference matrix needs at least 2 arms")
+    bad = np.argwhere(np.isnan(P))
+    if len(bad):
+        raise IrbanditsError(f"{source}: NaN at {_cell(*bad[0])}")
+    bad = np.argwhere((P < 0) | (P > 1))
+    if len(bad):
+        i, j = bad[0]
+        raise IrbanditsError(f"{source}: value {P[i, j]:g} at {_cell(i, j)} is outside [0, 1]")
+    bad = np.argwhere(np.abs(np.diag(P) - 0.5) > atol)
+    if len(bad):
+        i = bad[0][0]
+        raise IrbanditsError(f"{source}: diagonal must be 0.5, got {P[i, i]:g} at {_cell(i, i)}")
+    bad = np.argwhere(np.abs(P + P.T - 1.0) > atol)
+    if len(bad):
+        i, j = bad[0]
+        raise IrbanditsError(
+            f"{source}: p_ij + p_ji must be 1, but {_cell(i, j)} is {P[i, j]:g} and "
+            f"{_cell(j, i)} is {P[j, i]:g} (sum {P[i, j] + P[j, i]:g})"
+        )
+    return P
+
+
+class PreferenceMatrix:
+    """A validated K x K preference matrix with its winners and regret definitions.
+
+    Parameters
+    ----------
+    values
+        Square array with ``p_ij`` the probability that arm ``i`` beats arm ``j``.
+    name
+        Label used in tables and plots.
+    source
+        Where the values came from; named in error messages.
+    """
+
+    def __init__(self, values, name: str = "matrix", source: str | None = None):
+        self.name = name
+        self.p = check_matrix(values, source or name)
+        self.p.setflags(write=False)
+
+    def __repr__(self) -> str:
+        return f"PreferenceMatrix(name={self.name!r}, K={self.K}, winner={self.winner_type})"
+
+    @property
+    def K(self) -> int:
+        return self.p.shape[0]
+
+    # ----- files -----------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | Path, name: str | None = None) -> "PreferenceMatrix":
+        """Read whitespace-separated text or ``.npy``; errors name the file, line and cell."""
+        path = Path(path)
+        if not path.exists():
+            raise IrbanditsError(f"{path}: no such file")
+        if path.suffix == ".npy":
+            values = np.load(path, allow_pickle=False)
+        else:
+            values = _read_text_matrix(path)
+        return cls(values, name=name or path.stem, source=str(path))
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``.npy`` when the name ends so, otherwise whitespace text that loads back exactly."""
+        path = Path(path)
+        if path.suffix == ".npy":
+            np.save(path, self.p)
+        else:
+            np.savetxt(path, self.p, fmt="%.17g")
+        return path
+
+    def permuted(self, perm) -> "PreferenceMatrix":
+        """The same problem with arm ``perm[i]`` renamed to ``i``."""
+        perm = np.asarray(perm)
+        return PreferenceMatrix(self.p[np.ix_(perm, perm)], name=self.name)
+
+    # ----- winners ---------------------------------------------------------------------------
+    @cached_property
+    def condorcet_winner(self) -> int | None:
+        """The arm that beats every other arm with probability > 0.5, or None."""
+        beats = (self.p > 0.5).sum(axis=1)
+        found = np.flatnonzero(beats == self.K - 1)
+        return int(found[0]) if len(found) else None
+
+    @cached_property
+    def copeland_scores(self) -> np.ndarray:
+        """cpld(i) = #{j != i: p_ij > 0.5} / (K - 1)."""
+        return (self.p > 0.5).sum(axis=1) / (self.K - 1)
+
+    @cached_property
+    def copeland_winners(self) -> np.ndarray:
+        s = self.copeland_scores
+        return np.flatnonzero(s == s.max())
+
+    @cached_property
+    def borda_scores(self) -> np.ndarray:
+        """Mean over j != i of p_ij."""
+        return (self.p.sum(axis=1) - 0.5) / (self.K - 1)
+
+    @cached_property
+    def borda_winners(self) -> np.ndarray:
+        s = self.borda_scores
+        return np.flatnonzero(np.isclose(s, s.max(), rtol=0, atol=1e-12))
+
+    @cached_property
+    def von_neumann_winner(self) -> np.ndarray:
+        """The optimal mixed strategy of the symmetric zero-sum game with payoff P - 0.5.
+
+        Solved as the linear program: find a distribution w with (P - 0.5)^T w >= 0.
+        """
+        from scipy.optimize import linprog
+
+        K = self.K
+        A = self.p - 0.5
+        # maximise v subject to A^T w >= v, sum w = 1, w >= 0 (the value of the game is 0).
+        c = np.zeros(K + 1)
+        c[-1] = -1.0
+        res = linprog(
+            c,
+            A_ub=np.hstack([-A.T, np.ones((K, 1))]),
+            b_ub=np.zeros(K),
+            A_eq=np.hstack([np.ones((1, K)), np.zeros((1, 1))]),
+            b_eq=[1.0],
+            bounds=[(0, None)] * K + [(None, None)],
+            method="highs",
+        )
+        w = np.clip(res.x[:K], 0, None)
+        return w / w.sum()
+
+    @cached_property
+    def random_walk_winner(self) -> np.ndarray:
+        """Stationary distribution of the walk that, at arm i, picks an opponent j uniformly
+        among the other arms and moves to j with probability p_ji (else stays)."""
+        K = self.K
+        T = self.p.T / (K - 1)
+        np.fill_diagonal(T, 0.0)
+        np.fill_diagonal(T, 1.0 - T.sum(axis=1))
+        vals, vecs = np.linalg.eig(T.T)
+        v = np.real(vecs[:, np.argmin(np.abs(vals - 1.0))])
+        return v / v.sum()
+
+    @property
+    def winner_type(self) -> str:
+        return "Condorcet" if self.condorcet_winner is not None else "Copeland"
+
+    @cached_property
+    def winners(self) -> np.ndarray:
+        """The arms counted as correct: the Condorcet winner, else the Copeland winners."""
+        if self.condorcet_winner is not None:
+            return np.array([self.condorcet_winner])
+        return self.copeland_winners
+
+    # ----- regret ----------------------------------------------------------------------------
+    @cached_property
+    def gaps(self) -> np.ndarray:
+        """Delta_1k = p_1k - 0.5 from the winner's row (a Copeland winner when no Condorcet one)."""
+        return self.p[self.winners[0]] - 0.5
+
+    @cached_property
+    def copeland_gaps(self) -> np.ndarray:
+        """cpld(1) - cpld(k), normalised by K - 1."""
+        s = self.copeland_scores
+        return s.max() - s
+
+    def condorcet_regret(self, c: int, d: int) -> float:
+        """Average regret (Delta_1c + Delta_1d) / 2 of one duel."""
+        return float(self.gaps[c] + self.gaps[d]) / 2
+
+    def copeland_regret(self, c: int, d: int, normalise: str = "K-1") -> float:
+        """cpld(1) - (cpld(c) + cpld(d)) / 2; ``normalise="K"`` gives the thesis's Eq. 2.4."""
+        r = float(self.copeland_gaps[c] + self.copeland_gaps[d]) / 2
+        return r * (self.K - 1) / self.K if normalise == "K" else r
+
+    def strong_regret(self, c: int, d: int) -> float:
+        return float(max(self.gaps[c], self.gaps[d]))
+
+    def weak_regret(self, c: int, d: int) -> float:
+        return float(min(self.gaps[c], self.gaps[d]))
+
+
+def _read_text_matrix(path: Path) -> np.ndarray:
+    rows = []
+    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            rows.append([float(x) for x in line.split()])
+        except ValueError:
+            raise IrbanditsError(f"{path}:{lineno}: not a list of numbers: {line.strip()[:60]!r}") from None
+        if len(rows[-1]) != len(rows[0]):
+            raise IrbanditsError(
+                f"{path}:{lineno}: has {len(rows[-1])} values, the first row has {len(rows[0])}"
+            )
+    if not rows:
+        raise IrbanditsError(f"{path}: empty matrix file")
+    return np.array(rows)
+
+
+# ----- named problems --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NamedProblem:
+    name: str
+    description: str
+    make: Callable[[], PreferenceMatrix] = field(repr=False)
+
+
+_PROBLEMS: dict[str, NamedProblem] = {}
+
+
+def register_problem(name: str, description: str):
+    """Decorator: register a zero-argument factory of a PreferenceMatrix under ``name``."""
+
+    def wrap(make):
+        _PROBLEMS[name] = NamedProblem(name, description, make)
+        return make
+
+    return wrap
+
+
+def _bundled(filename: str) -> Callable[[], PreferenceMatrix]:
+    def make() -> PreferenceMatrix:
+        ref = resources.files("irbandits") / "data" / filename
+        with resources.as_file(ref) as path:
+            return PreferenceMatrix.load(path, name=Path(filename).stem)
+
+    return make
+
+
+for _name, _desc in [
+    ("arxiv", "6 rankers from interleaving experiments on arXiv.org (Yue & Joachims); MIT"),
+    ("arithmetic", "8 arms in a total order, p_ij = 0.5 + 0.05 (j - i); MIT"),
+    ("cyclic", "4 arms: arm 0 wins by 0.1, arms 1-3 form a 0.9 cycle; MIT"),
+]:
+    _PROBLEMS[_name] = NamedProblem(_name, _desc, _bundled(f"{_name}.txt"))
+
+
+def get_problem(name: str) -> PreferenceMatrix:
+    """A named problem (see :func:`list_problems`), or a clear error listing the names."""
+    import irbandits.synthetic  # noqa: F401  (registers the synthetic problems)
+
+    if name not in _PROBLEMS:
+        raise IrbanditsError(f"unknown problem {name!r}; known problems: {', '.join(sorted(_PROBLEMS))}")
+    return _PROBLEMS[name].make()
+
+
+def list_problems():
+    """A table of the named problems: name, K, winner type, description."""
+    import pandas as pd
+
+    import irbandits.synthetic  # noqa: F401
+
+    rows = []
+    for p in _PROBLEMS.values():
+        m = p.make()
+        rows.append(dict(name=p.name, K=m.K, winner=m.winner_type, description=p.description))
+    return pd.DataFrame(rows)
