@@ -205,9 +205,14 @@ class PreferenceMatrix:
         return float(self.gaps[c] + self.gaps[d]) / 2
 
     def copeland_regret(self, c: int, d: int, normalise: str = "K-1") -> float:
-        """cpld(1) - (cpld(c) + cpld(d)) / 2; ``normalise="K"`` gives the thesis's Eq. 2.4."""
-        r = float(self.copeland_gaps[c] + self.copeland_gaps[d]) / 2
-        return r * (self.K - 1) / self.K if normalise == "K" else r
+        """cpld(1) - (cpld(c) + cpld(d)) / 2 with scores normalised by K - 1; ``normalise="K"``
+        gives the thesis's Eq. 2.4, (2 Cpld(1) - Cpld(c) - Cpld(d)) / K with Cpld a count."""
+        total = float(self.copeland_gaps[c] + self.copeland_gaps[d])
+        if normalise == "K":
+            return total * (self.K - 1) / self.K
+        if normalise != "K-1":
+            raise IrbanditsError(f"normalise must be 'K-1' or 'K', got {normalise!r}")
+        return total / 2
 
     def strong_regret(self, c: int, d: int) -> float:
         return float(max(self.gaps[c], self.gaps[d]))

@@ -94,6 +94,7 @@ def run_one(
     out_reg, out_creg = np.zeros(len(steps)), np.zeros(len(steps))
     out_rec = np.zeros(len(steps), np.int64)
     cls = type(algorithm)
+    _compile(algorithm, P, gaps, cgaps)
     start = time.perf_counter()
     _run(cls._select, cls._update, cls._recommend, algorithm._st, algorithm._rng, new_rng(seed),
          P, gaps, cgaps, steps, out_reg, out_creg, out_rec)
@@ -102,8 +103,19 @@ def run_one(
     return RunResult(steps, out_reg, out_creg, rec, np.isin(rec, problem.winners), seconds)
 
 
+def _compile(algorithm: DuelingAlgorithm, P, gaps, cgaps) -> None:
+    """Compile the loop for this algorithm on a throwaway copy, so timings measure only running."""
+    cls, warm = type(algorithm), algorithm.clone()
+    one = np.ones(1, np.int64)
+    _run(cls._select, cls._update, cls._recommend, warm._st, warm._rng, new_rng(0),
+         P, gaps, cgaps, one, np.zeros(1), np.zeros(1), np.zeros(1, np.int64))
+
+
 def _task(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int, run_seed) -> pd.DataFrame:
-    perm_ss, env_ss, alg_ss = run_seed.spawn(3)
+    # fixed children (not .spawn(), which counts calls) so every algorithm of run r sees the same seeds
+    perm_ss, env_ss, alg_ss = (
+        np.random.SeedSequence(run_seed.entropy, spawn_key=(*run_seed.spawn_key, i)) for i in range(3)
+    )
     perm = np.random.default_rng(perm_ss).permutation(problem.K)
     algo = spec.make(problem.K, seed=alg_ss, horizon=horizon)
     r = run_one(algo, problem, horizon, seed=env_ss, perm=perm)
