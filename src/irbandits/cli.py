@@ -16,7 +16,6 @@ from irbandits.errors import IrbanditsError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Bandit algorithms for search evaluation.")
 console = Console(width=None if sys.stdout.isatty() else 150)
-DEFAULT_ALGORITHMS = ["RUCB", "RCS", "mergeRUCB", "MergeDTS", "DTS", "Self-Sparring", "RMED1", "REX3"]
 
 
 def _fail(message: str) -> None:
@@ -56,9 +55,9 @@ def _table(df, title: str) -> Table:
 def simulate(
     problem: Optional[str] = typer.Option(None, help="named problem (see `irbandits problems`); default arxiv"),
     matrix: Optional[Path] = typer.Option(None, help="preference matrix file (whitespace text or .npy)"),
-    algorithm: list[str] = typer.Option(
-        DEFAULT_ALGORITHMS, "--algorithm", "-a",
-        help="NAME, NAME:tuned or NAME:param=value,...; repeat for several (see `irbandits algorithms`)",
+    algorithm: Optional[list[str]] = typer.Option(
+        None, "--algorithm", "-a",
+        help="NAME, NAME:tuned or NAME:param=value,...; repeat for several; default: every algorithm",
     ),
     horizon: str = typer.Option("1e5", help="duels per run; 1e8 is accepted"),
     runs: int = typer.Option(10, min=1, help="independent runs per algorithm"),
@@ -75,7 +74,9 @@ def simulate(
     from irbandits.dueling import parse_spec
 
     T = _count(horizon, "--horizon")
-    specs = [parse_spec(a) for a in algorithm]
+    from irbandits.dueling import list_algorithms
+
+    specs = [parse_spec(a) for a in (algorithm or list_algorithms().name)]
     P = _load_problem(problem, matrix)
     winners = ", ".join(str(w) for w in P.winners)
     console.print(f"problem {P.name}: K={P.K}, {P.winner_type} winner(s) {winners}; "

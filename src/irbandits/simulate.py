@@ -7,7 +7,7 @@ algorithm sees the same permutation and the same environment stream (paired comp
 
 >>> from irbandits.problems import get_problem
 >>> df = simulate(get_problem("arxiv"), ["RUCB"], horizon=10_000, runs=2, seed=3, progress=False)
->>> sorted(df.columns)[:4], df.step.max()
+>>> sorted(df.columns)[:4], int(df.step.max())
 (['algorithm', 'copeland_regret', 'correct', 'recommended'], 10000)
 """
 

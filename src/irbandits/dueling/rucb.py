@@ -3,7 +3,7 @@
 >>> from irbandits.problems import get_problem
 >>> from irbandits.simulate import run_one
 >>> P = get_problem("arithmetic")
->>> run_one(RUCB(P.K, seed=1), P, horizon=20_000, seed=1).recommended[-1]
+>>> int(run_one(RUCB(P.K, seed=1), P, horizon=20_000, seed=1).recommended[-1])
 0
 """
 
