@@ -8,12 +8,20 @@ from irbandits.dueling.base import (
     list_algorithms,
     parse_spec,
 )
+from irbandits.dueling.mergedts import MergeDTS
+from irbandits.dueling.mergerucb import MergeRUCB
+from irbandits.dueling.rex3 import REX3
+from irbandits.dueling.rmed import RMED1
 from irbandits.dueling.rucb import RUCB
 
 __all__ = [
     "AlgorithmSpec",
     "DuelingAlgorithm",
+    "MergeDTS",
+    "MergeRUCB",
     "Param",
+    "REX3",
+    "RMED1",
     "RUCB",
     "get_algorithm",
     "list_algorithms",
