@@ -8,21 +8,27 @@ from irbandits.dueling.base import (
     list_algorithms,
     parse_spec,
 )
+from irbandits.dueling.dts import DTS
 from irbandits.dueling.mergedts import MergeDTS
 from irbandits.dueling.mergerucb import MergeRUCB
 from irbandits.dueling.rex3 import REX3
+from irbandits.dueling.rcs import RCS
 from irbandits.dueling.rmed import RMED1
 from irbandits.dueling.rucb import RUCB
+from irbandits.dueling.selfsparring import SelfSparring
 
 __all__ = [
     "AlgorithmSpec",
+    "DTS",
     "DuelingAlgorithm",
     "MergeDTS",
     "MergeRUCB",
     "Param",
     "REX3",
     "RMED1",
+    "RCS",
     "RUCB",
+    "SelfSparring",
     "get_algorithm",
     "list_algorithms",
     "parse_spec",

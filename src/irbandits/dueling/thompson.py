@@ -21,6 +21,8 @@ import ctypes
 from numba import njit
 from numba.extending import get_cython_function_address
 
+from irbandits.rng import uniform
+
 _betainc = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_double)(
     get_cython_function_address("scipy.special.cython_special", "__pyx_fuse_0betainc")
 )
@@ -32,3 +34,20 @@ def beta_above_half(wins, losses):
     if wins == losses:
         return 0.5
     return 1.0 - _betainc(wins + 1.0, losses + 1.0, 0.5)
+
+
+@njit
+def refresh_pair(q, W, c, d):
+    """Recompute the cached q of the pair just played (q[lo, hi]: P(the lower-numbered arm wins))."""
+    lo, hi = min(c, d), max(c, d)
+    q[lo, hi] = beta_above_half(W[lo, hi], W[hi, lo])
+
+
+@njit(cache=True)
+def indicator(q, stamp, low_won, i, j, step, rng):
+    """1(theta_ij > 0.5) in the tournament of ``step``, drawn lazily and once per pair per step."""
+    lo, hi = min(i, j), max(i, j)
+    if stamp[lo, hi] != step:
+        stamp[lo, hi] = step
+        low_won[lo, hi] = uniform(rng) < q[lo, hi]
+    return low_won[lo, hi] == (i < j)

@@ -1,0 +1,183 @@
+"""Double Thompson Sampling (Wu & Liu, NIPS 2016, Algorithm 1), as used in the MergeDTS paper.
+
+Each step, with u and l the confidence bounds of :mod:`irbandits.dueling.bounds` at ln t:
+
+1. candidates C = the arms with the highest upper Copeland score #{j != i: u_ij > 1/2};
+2. first arm: sample theta_ij ~ Beta(w_ij + 1, w_ji + 1) (i < j, theta_ji = 1 - theta_ij) and take
+   the arm of C beating the most arms by theta > 1/2, ties at random;
+3. second arm: sample theta2_i ~ Beta(w_i,a1 + 1, w_a1,i + 1) for i != a1, theta2_a1 = 1/2, and take
+   the argmax over {i : l_i,a1 <= 1/2}, ties at random.
+
+Speed: "u_ij > 1/2" is the test ``ln t > thr_ij`` on thresholds updated only for the pair played;
+row counts are kept incrementally and recounted only when ln t passes the next threshold; the first arm needs only indicators, drawn lazily as
+Bernoulli(q_ij) for the rows in C, once per pair (:mod:`irbandits.dueling.thompson`); the second
+arm draws real Betas only for eligible arms. The decisions have exactly the listing's distribution.
+Recommendation (no rule in the source): the arm with the most empirical wins.
+
+>>> from irbandits.problems import get_problem
+>>> from irbandits.simulate import run_one
+>>> P = get_problem("arithmetic")
+>>> int(run_one(DTS(P.K, seed=1), P, horizon=20_000, seed=1).recommended[-1])
+0
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from irbandits.dueling.base import DuelingAlgorithm, Param
+from irbandits.dueling.bounds import empirical_copeland_winner, lcb, pick, record, threshold
+from irbandits.dueling.thompson import indicator, refresh_pair
+from irbandits.rng import beta
+
+
+@njit(cache=True)
+def upper_copeland_candidates(thr, log_t, level, counts, cand):
+    """Write the arms maximising #{j: u_ij > 1/2} (= #{j: thr_ij < ln t}) into ``cand``.
+
+    ``counts`` holds the row counts at ``level[0]`` and ``level[1]`` the smallest threshold at or
+    above it; the K^2 recount runs only when ln t passes that threshold.
+    """
+    K = thr.shape[0]
+    if log_t > level[1]:
+        nxt = np.inf
+        for i in range(K):
+            n = 0
+            for j in range(K):
+                if thr[i, j] < log_t:
+                    n += 1
+                elif thr[i, j] < nxt:
+                    nxt = thr[i, j]
+            counts[i] = n
+        level[1] = nxt
+    level[0] = log_t
+    best = counts.max()
+    k = 0
+    for i in range(K):
+        if counts[i] == best:
+            cand[k] = i
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def set_threshold(thr, level, counts, i, j, value):
+    """Change thr_ij and keep the row count and the next crossing consistent with it."""
+    counts[i] += (value < level[0]) - (thr[i, j] < level[0])
+    if value >= level[0] and value < level[1]:
+        level[1] = value
+    thr[i, j] = value
+
+
+@njit(cache=True)
+def sampled_copeland_winner(q, stamp, low_won, cand, nc, last, step, ties, rng):
+    """argmax over cand[:nc] of #{j: theta_ij > 1/2}, ties at random.
+
+    Last step's first arm is scored first when it is a candidate; a row stops as soon as it can
+    no longer reach the best score so far (its remaining indicators cannot change the argmax or
+    the tie set), which makes the usual late step cost O(K) draws instead of O(|C| K).
+    """
+    K = q.shape[0]
+    for k in range(nc):
+        if cand[k] == last[0]:
+            cand[0], cand[k] = cand[k], cand[0]
+            break
+    best, n = -1, 0
+    for k in range(nc):
+        i = cand[k]
+        score, left = 0, K - 1
+        for j in range(K):
+            if j == i:
+                continue
+            if score + left < best:
+                break
+            score += indicator(q, stamp, low_won, i, j, step, rng)
+            left -= 1
+        if score > best:
+            best, n = score, 0
+        if score == best:
+            ties[n] = i
+            n += 1
+    if n > 1:  # the tie set in index order, whatever order the rows were scored in
+        ties[:n].sort()
+    return pick(ties, n, rng)
+
+
+@njit(cache=True)
+def _select(st, rng):
+    W, t, params, thr, level, q, stamp, low_won, counts, cand, ties, last = st
+    alpha = params[0]
+    K = W.shape[0]
+    step = t[0] + 1
+    log_t = math.log(step)
+    nc = upper_copeland_candidates(thr, log_t, level, counts, cand)
+    if nc == 1:
+        a1 = cand[0]
+    else:
+        a1 = sampled_copeland_winner(q, stamp, low_won, cand, nc, last, step, ties, rng)
+    last[0] = a1
+    best, n = -1.0, 0
+    for i in range(K):
+        if i == a1:
+            x = 0.5
+        elif lcb(W, i, a1, log_t, alpha) <= 0.5:
+            x = beta(rng, W[i, a1] + 1.0, W[a1, i] + 1.0)
+        else:
+            continue
+        if x > best:
+            best, n = x, 0
+        if x == best:
+            ties[n] = i
+            n += 1
+    return a1, pick(ties, n, rng)
+
+
+@njit
+def _update(st, rng, c, d, c_won):
+    W, t, params, thr, level, q, stamp, low_won, counts, cand, ties, last = st
+    record(W, c, d, c_won)
+    if c != d:
+        set_threshold(thr, level, counts, c, d, threshold(W, c, d, params[0]))
+        set_threshold(thr, level, counts, d, c, threshold(W, d, c, params[0]))
+        refresh_pair(q, W, c, d)
+    t[0] += 1
+
+
+@njit(cache=True)
+def _recommend(st):
+    return empirical_copeland_winner(st[0])
+
+
+class DTS(DuelingAlgorithm):
+    """Double Thompson Sampling: an optimistic Copeland candidate set, two Thompson samples."""
+
+    name = "DTS"
+    description = "Double Thompson Sampling: UCB-pruned Copeland candidates, Thompson-sampled pair"
+    reference = "Wu & Liu NIPS 2016 Algorithm 1; MergeDTS paper (seed 001) section 5.5"
+    params = (Param("alpha", float, 0.51, "exploration of the confidence bounds", lambda a: a > 0, "> 0"),)
+    settings = {"tuned": {"alpha": 0.8**7}}
+
+    _select = staticmethod(_select)
+    _update = staticmethod(_update)
+    _recommend = staticmethod(_recommend)
+
+    def _init_state(self, K, alpha):
+        thr = np.full((K, K), -np.inf)
+        np.fill_diagonal(thr, np.inf)  # an arm never counts itself
+        return dict(
+            W=np.zeros((K, K), np.int64),
+            t=np.zeros(1, np.int64),
+            params=np.array([alpha]),
+            thr=thr,
+            level=np.array([-np.inf, -np.inf]),  # ln t of the counts, next threshold crossing
+            q=np.full((K, K), 0.5),
+            stamp=np.zeros((K, K), np.int64),
+            low_won=np.zeros((K, K), np.bool_),
+            counts=np.zeros(K, np.int64),
+            cand=np.zeros(K, np.int64),
+            ties=np.zeros(K, np.int64),
+            last=np.full(1, -1, np.int64),
+        )

@@ -1,0 +1,75 @@
+"""Self-Sparring with Thompson sampling (Sui, Zhuang, Burdick & Yue, UAI 2017).
+
+One Beta(1, 1) prior per arm on its chance of winning a duel; each step two independent Thompson
+draws (argmax over arms of a Beta(S_i + 1, F_i + 1) sample) pick the two arms; the winner's S and
+the loser's F grow by one. A self-duel teaches nothing and changes nothing. Recommendation: the
+highest posterior mean (S + 1) / (S + F + 2).
+
+>>> from irbandits.problems import get_problem
+>>> from irbandits.simulate import run_one
+>>> P = get_problem("arithmetic")
+>>> int(run_one(SelfSparring(P.K, seed=1), P, horizon=20_000, seed=1).recommended[-1])
+0
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from irbandits.dueling.base import DuelingAlgorithm
+from irbandits.dueling.bounds import pick, record
+from irbandits.rng import beta
+
+
+@njit(cache=True)
+def thompson_draw(S, F, ties, rng):
+    """argmax_i of theta_i ~ Beta(S_i + 1, F_i + 1), ties at random."""
+    best, n = -1.0, 0
+    for i in range(S.shape[0]):
+        x = beta(rng, S[i] + 1.0, F[i] + 1.0)
+        if x > best:
+            best, n = x, 0
+        if x == best:
+            ties[n] = i
+            n += 1
+    return pick(ties, n, rng)
+
+
+@njit(cache=True)
+def _select(st, rng):
+    W, t, S, F, ties = st
+    return thompson_draw(S, F, ties, rng), thompson_draw(S, F, ties, rng)
+
+
+@njit(cache=True)
+def _update(st, rng, c, d, c_won):
+    W, t, S, F, ties = st
+    record(W, c, d, c_won)
+    if c != d:
+        win, lose = (c, d) if c_won else (d, c)
+        S[win] += 1
+        F[lose] += 1
+    t[0] += 1
+
+
+@njit(cache=True)
+def _recommend(st):
+    W, t, S, F, ties = st
+    return np.argmax((S + 1.0) / (S + F + 2.0))
+
+
+class SelfSparring(DuelingAlgorithm):
+    """Self-Sparring: one Thompson-sampling bandit that spars with itself."""
+
+    name = "Self-Sparring"
+    description = "two independent Thompson draws from one Beta(1,1)-prior bandit per step"
+    reference = "Sui et al. UAI 2017; MergeDTS paper (seed 001) section 5.5"
+
+    _select = staticmethod(_select)
+    _update = staticmethod(_update)
+    _recommend = staticmethod(_recommend)
+
+    def _init_state(self, K):
+        return dict(W=np.zeros((K, K), np.int64), t=np.zeros(1, np.int64), S=np.zeros(K, np.int64),
+                    F=np.zeros(K, np.int64), ties=np.zeros(K, np.int64))
