@@ -11,7 +11,8 @@ Each step, with u and l the confidence bounds of :mod:`irbandits.dueling.bounds`
 Speed: "u_ij > 1/2" is the test ``ln t > thr_ij`` on thresholds updated only for the pair played;
 row counts are kept incrementally and recounted only when ln t passes the next threshold; the first arm needs only indicators, drawn lazily as
 Bernoulli(q_ij) for the rows in C, once per pair (:mod:`irbandits.dueling.thompson`); the second
-arm draws real Betas only for eligible arms. The decisions have exactly the listing's distribution.
+arm is the exact lazy argmax of :func:`irbandits.dueling.thompson.beta_draw_above` over eligible
+arms, starting from theta2_a1 = 1/2. The decisions have exactly the listing's distribution.
 Recommendation (no rule in the source): the arm with the most empirical wins.
 
 >>> from irbandits.problems import get_problem
@@ -30,8 +31,7 @@ from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm, Param
 from irbandits.dueling.bounds import empirical_copeland_winner, lcb, pick, record, threshold
-from irbandits.dueling.thompson import indicator, refresh_pair
-from irbandits.rng import beta
+from irbandits.dueling.thompson import beta_draw_above, indicator, refresh_pair
 
 
 @njit(cache=True)
@@ -78,7 +78,9 @@ def sampled_copeland_winner(q, stamp, low_won, cand, nc, last, step, ties, rng):
 
     Last step's first arm is scored first when it is a candidate; a row stops as soon as it can
     no longer reach the best score so far (its remaining indicators cannot change the argmax or
-    the tie set), which makes the usual late step cost O(K) draws instead of O(|C| K).
+    the tie set). Each row first visits the columns of the rows scored before it: those
+    indicators are already drawn, and the leader's loss to the champion ends most rows at once,
+    so a late step costs O(K) draws instead of O(|C| K).
     """
     K = q.shape[0]
     for k in range(nc):
@@ -89,13 +91,21 @@ def sampled_copeland_winner(q, stamp, low_won, cand, nc, last, step, ties, rng):
     for k in range(nc):
         i = cand[k]
         score, left = 0, K - 1
-        for j in range(K):
-            if j == i:
-                continue
+        for m in range(k):
             if score + left < best:
                 break
-            score += indicator(q, stamp, low_won, i, j, step, rng)
+            score += indicator(q, stamp, low_won, i, cand[m], step, rng)
             left -= 1
+        else:
+            # after the loop above, the pairs of row i drawn in this step are exactly those
+            # with the rows already scored, so the stamp tells which columns are done
+            for j in range(K):
+                if score + left < best:
+                    break
+                if j == i or stamp[min(i, j), max(i, j)] == step:
+                    continue
+                score += indicator(q, stamp, low_won, i, j, step, rng)
+                left -= 1
         if score > best:
             best, n = score, 0
         if score == best:
@@ -119,20 +129,13 @@ def _select(st, rng):
     else:
         a1 = sampled_copeland_winner(q, stamp, low_won, cand, nc, last, step, ties, rng)
     last[0] = a1
-    best, n = -1.0, 0
+    best, a2 = 0.5, a1  # theta2_a1 = 1/2; continuous draws: no ties
     for i in range(K):
-        if i == a1:
-            x = 0.5
-        elif lcb(W, i, a1, log_t, alpha) <= 0.5:
-            x = beta(rng, W[i, a1] + 1.0, W[a1, i] + 1.0)
-        else:
-            continue
-        if x > best:
-            best, n = x, 0
-        if x == best:
-            ties[n] = i
-            n += 1
-    return a1, pick(ties, n, rng)
+        if i != a1 and lcb(W, i, a1, log_t, alpha) <= 0.5:
+            x = beta_draw_above(rng, W[i, a1] + 1.0, W[a1, i] + 1.0, best)
+            if x > best:
+                best, a2 = x, i
+    return a1, a2
 
 
 @njit

@@ -5,6 +5,11 @@ draws (argmax over arms of a Beta(S_i + 1, F_i + 1) sample) pick the two arms; t
 the loser's F grow by one. A self-duel teaches nothing and changes nothing. Recommendation: the
 highest posterior mean (S + 1) / (S + F + 2).
 
+Speed: each draw samples the arm with the highest posterior mean first and then decides for every
+other arm only whether its sample would beat the running maximum
+(:func:`irbandits.dueling.thompson.beta_draw_above`), so a late step costs about one uniform per
+arm instead of two Gamma variates; the argmax has exactly the distribution of the full draw.
+
 >>> from irbandits.problems import get_problem
 >>> from irbandits.simulate import run_one
 >>> P = get_problem("arithmetic")
@@ -18,33 +23,36 @@ import numpy as np
 from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm
-from irbandits.dueling.bounds import pick, record
+from irbandits.dueling.bounds import record
+from irbandits.dueling.thompson import beta_draw_above
 from irbandits.rng import beta
 
 
-@njit(cache=True)
-def thompson_draw(S, F, ties, rng):
-    """argmax_i of theta_i ~ Beta(S_i + 1, F_i + 1), ties at random."""
-    best, n = -1.0, 0
+@njit
+def thompson_draw(S, F, rng):
+    """argmax_i of theta_i ~ Beta(S_i + 1, F_i + 1) (continuous draws: no ties)."""
+    lead = 0
+    for i in range(1, S.shape[0]):  # highest posterior mean: (S+1)/(S+F+2) compared without division
+        if (S[i] + 1.0) * (S[lead] + F[lead] + 2.0) > (S[lead] + 1.0) * (S[i] + F[i] + 2.0):
+            lead = i
+    best, arm = beta(rng, S[lead] + 1.0, F[lead] + 1.0), lead
     for i in range(S.shape[0]):
-        x = beta(rng, S[i] + 1.0, F[i] + 1.0)
-        if x > best:
-            best, n = x, 0
-        if x == best:
-            ties[n] = i
-            n += 1
-    return pick(ties, n, rng)
+        if i != lead:
+            x = beta_draw_above(rng, S[i] + 1.0, F[i] + 1.0, best)
+            if x > best:
+                best, arm = x, i
+    return arm
 
 
-@njit(cache=True)
+@njit
 def _select(st, rng):
-    W, t, S, F, ties = st
-    return thompson_draw(S, F, ties, rng), thompson_draw(S, F, ties, rng)
+    W, t, S, F = st
+    return thompson_draw(S, F, rng), thompson_draw(S, F, rng)
 
 
 @njit(cache=True)
 def _update(st, rng, c, d, c_won):
-    W, t, S, F, ties = st
+    W, t, S, F = st
     record(W, c, d, c_won)
     if c != d:
         win, lose = (c, d) if c_won else (d, c)
@@ -55,7 +63,7 @@ def _update(st, rng, c, d, c_won):
 
 @njit(cache=True)
 def _recommend(st):
-    W, t, S, F, ties = st
+    W, t, S, F = st
     return np.argmax((S + 1.0) / (S + F + 2.0))
 
 
@@ -72,4 +80,4 @@ class SelfSparring(DuelingAlgorithm):
 
     def _init_state(self, K):
         return dict(W=np.zeros((K, K), np.int64), t=np.zeros(1, np.int64), S=np.zeros(K, np.int64),
-                    F=np.zeros(K, np.int64), ties=np.zeros(K, np.int64))
+                    F=np.zeros(K, np.int64))
