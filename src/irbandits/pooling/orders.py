@@ -10,8 +10,8 @@ rank-biased contributions ``c_sd = (1 - p) p^(rank - 1)`` over the runs ``s`` th
 ``base_s`` is the RBP of run ``s`` over its documents judged relevant so far and ``res_s`` its
 residual: the RBP weight of its unjudged pooled documents plus ``p^length`` for the ranks below the
 pool depth (1 before any judgment). All three are one kernel, ``w = c * res^a (base + res/2)^b``
-with ``(a, b)`` = (0, 0), (1, 0), (1, 3), recomputed after every judgment; the largest weight is
-judged next, ties to the smaller docno.
+with ``(a, b)`` = (0, 0), (1, 0), (1, 3), recomputed from the judgments before every choice (no
+running sums that drift); the largest weight is judged next, ties to the smaller docno.
 
 >>> import pandas as pd
 >>> from irbandits.pooling.pools import build_pools
@@ -84,12 +84,21 @@ class Rank(PoolingMethod):
 @njit(cache=True)
 def _select_moffat(ps, own, rng):
     ranked, length, judged = ps[0], ps[1], ps[5]
-    contrib, expo, base, res, weight = own
+    contrib, tail, expo, relevant, weight = own
     weight[:] = 0.0
     for r in range(ranked.shape[0]):
-        f = res[r] ** expo[0] * (base[r] + res[r] / 2.0) ** expo[1]
+        res, base = tail[r], 0.0
         for i in range(length[r]):
-            weight[ranked[r, i]] += contrib[i] * f
+            d = ranked[r, i]
+            if not judged[d]:
+                res += contrib[i]
+            elif relevant[d]:
+                base += contrib[i]
+        f = res ** expo[0] * (base + res / 2.0) ** expo[1]
+        for i in range(length[r]):
+            d = ranked[r, i]
+            if not judged[d]:
+                weight[d] += contrib[i] * f
     best, arg = -np.inf, -1
     for d in range(weight.shape[0]):
         if not judged[d] and weight[d] > best:
@@ -99,13 +108,8 @@ def _select_moffat(ps, own, rng):
 
 @njit(cache=True)
 def _update_moffat(ps, own, rng, doc, rel):
-    doc_ptr, doc_run, doc_rank = ps[2], ps[3], ps[4]
-    contrib, expo, base, res, weight = own
     judge(ps, doc)
-    for j in range(doc_ptr[doc], doc_ptr[doc + 1]):
-        r, c = doc_run[j], contrib[doc_rank[j]]
-        res[r] -= c
-        base[r] += c * rel
+    own[3][doc] = rel
 
 
 class MoffatA(PoolingMethod):
@@ -120,9 +124,8 @@ class MoffatA(PoolingMethod):
     _update = staticmethod(_update_moffat)
 
     def _init_own(self, pool, p):
-        runs = len(pool.runs)
-        return dict(contrib=(1 - p) * p ** np.arange(pool.depth, dtype=np.float64),
-                    expo=np.array(self.exponents), base=np.zeros(runs), res=np.ones(runs), weight=np.zeros(pool.size))
+        return dict(contrib=(1 - p) * p ** np.arange(pool.depth, dtype=np.float64), tail=p ** pool.length.astype(np.float64),
+                    expo=np.array(self.exponents), relevant=np.zeros(pool.size, np.int8), weight=np.zeros(pool.size))
 
 
 class MoffatB(MoffatA):
