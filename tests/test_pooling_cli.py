@@ -110,6 +110,15 @@ def test_bad_judgments_name_file_and_line_and_leave_the_state_alone(campaign_fil
     assert not list(campaign_files.glob(".state.json*"))    # no temporary file left behind
 
 
+def test_repeated_documents_warn_and_keep_the_first(campaign_files):
+    (campaign_files / "runs" / "delta").write_text("1 Q0 z 1 9 delta\n1 Q0 y 2 8 delta\n1 Q0 z 3 10 delta\n")
+    r = irbandits("init", "--runs", str(campaign_files / "runs"), "--depth", "1", "--method", "DocID",
+                  "--state", str(campaign_files / "s.json"))
+    assert r.returncode == 0 and "delta: 1 repeated document(s) within a topic; kept the first" in r.stderr
+    # delta's rank 1 is z (score 9, the first line), not z at score 10 -> topic 1 pools a, b, k, z
+    assert Campaign.load(campaign_files / "s.json").topics["1"].pool.docnos.tolist() == ["a", "b", "k", "z"]
+
+
 def test_malformed_run_and_missing_state(campaign_files):
     (campaign_files / "runs" / "delta").write_text("1 Q0 a 1 9 delta\n1 Q0 b two 8 delta\n")
     r = irbandits("init", "--runs", str(campaign_files / "runs"), "--state", str(campaign_files / "s.json"))

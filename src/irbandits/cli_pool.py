@@ -20,10 +20,20 @@ def _console():
 
 
 def _pools(runs: Path, depth: int):
+    """Depth-k pools of a run directory; the readers' warnings (repeated documents) as one line each."""
+    import warnings
+
+    from rich.console import Console
+
     from irbandits.io import read_runs
     from irbandits.pooling import build_pools
 
-    return build_pools(read_runs(runs), depth)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = read_runs(runs)
+    for w in caught:
+        Console(stderr=True, soft_wrap=True).print(f"warning: {w.message}", markup=False, highlight=False)
+    return build_pools(table, depth)
 
 
 @pool_app.command()

@@ -108,41 +108,47 @@ def levels(max_size: int) -> list[int]:
 
 
 def found_at(curves: pd.DataFrame, at: list[int]) -> pd.DataFrame:
-    """Mean over topics (and repetitions) of relevant documents found after each of ``at`` judgments.
+    """Mean over topics (of the mean over repetitions) of relevant documents found after each of ``at`` judgments.
 
+    ``curves`` is a table of :func:`simulate_pools` (each curve's rows together, judgments 1, 2, ...).
     A topic whose pool is smaller than n counts with all its relevant documents, as in the paper's
     tables; the column ``all`` is the mean number of relevant documents in the pools.
     """
-    g = curves.groupby(["method", "topic", "repetition"], observed=True)
-    last = g.relevant_found.last()
-    rows = {}
-    for n in at:
-        upto = curves[curves.judgments <= n].groupby(["method", "topic", "repetition"], observed=True).relevant_found.last()
-        rows[str(n)] = upto.reindex(last.index).fillna(0)
-    rows["all"] = last
-    per_topic = pd.DataFrame(rows).groupby(["method", "topic"], observed=True).mean()
-    return per_topic.groupby("method", observed=True).mean()
+    judgments, found = curves.judgments.to_numpy(), curves.relevant_found.to_numpy()
+    starts = np.flatnonzero(judgments == 1)
+    sizes = np.diff(np.append(starts, len(judgments)))
+    ns = np.array([*at, sizes.max()], dtype=np.int64)
+    values = pd.DataFrame(found[starts[:, None] + np.minimum(ns[None, :], sizes[:, None]) - 1],
+                          columns=[*map(str, at), "all"])
+    keys = curves.iloc[starts]
+    values["method"], values["topic"] = keys.method.to_numpy(), keys.topic.to_numpy()
+    per_topic = values.groupby(["method", "topic"], observed=True, sort=False).mean()
+    return per_topic.groupby("method", observed=True, sort=False).mean()
 
 
 def plot_curves(curves: pd.DataFrame, path, title: str = ""):
-    """Mean relevant documents found against judgments, one line per method (topics past their pool keep their total)."""
+    """Mean relevant documents found against judgments, one line per method; right: the gain over Random
+    (over the first method when Random was not simulated). Topics past their pool keep their total."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    size = curves.groupby("topic").judgments.max()
-    grid = np.arange(1, size.max() + 1)
-    fig, ax = plt.subplots(figsize=(8, 5.5))
-    for k, (method, c) in enumerate(curves.groupby("method", observed=True, sort=True)):
-        mean = c.groupby(["topic", "judgments"], observed=True).relevant_found.mean().unstack("topic")
-        mean = mean.reindex(grid).ffill()
-        ax.plot(grid, mean.mean(axis=1), label=method, linestyle="-" if k < 10 else "--")
-    ax.set_xlabel("judgments")
-    ax.set_ylabel("relevant documents found (mean over topics)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small", ncol=2)
-    ax.set_title(title)
+    grid = np.arange(1, curves.judgments.max() + 1)
+    mean = found_at(curves, list(grid)).drop(columns="all")
+    baseline = "Random" if "Random" in mean.index else mean.index[0]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
+    for k, (method, row) in enumerate(mean.iterrows()):
+        style = dict(label=method, linestyle="-" if k < 10 else "--")
+        axes[0].plot(grid, row.to_numpy(), **style)
+        axes[1].plot(grid, row.to_numpy() - mean.loc[baseline].to_numpy(), **style)
+    axes[0].set_ylabel("relevant documents found (mean over topics)")
+    axes[1].set_ylabel(f"relevant documents found minus {baseline}'s")
+    for ax in axes:
+        ax.set_xlabel("judgments")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize="small", ncol=2)
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
