@@ -171,3 +171,19 @@ def test_rate_one_is_the_stationary_method():
     curves = simulate_pools({"1": pool}, rel, ["MM", "MM-NS:rate=1", "BLA", "BLA-NS:rate=1"], repetitions=3)
     by = {m: c.relevant_found.to_numpy() for m, c in curves.groupby("method", observed=True)}
     assert np.array_equal(by["MM"], by["MM-NS:rate=1"]) and np.array_equal(by["BLA"], by["BLA-NS:rate=1"])
+
+
+@pytest.mark.parametrize("a, b", [(1, 1), (4, 1), (1, 3), (3, 5), (11, 2), (2.5, 1.5)])
+def test_bla_beta_draws_follow_the_beta_distribution(a, b):
+    from numba import njit
+    from scipy import stats
+
+    from irbandits.pooling.bayes import beta_draw
+    from irbandits.rng import new_rng
+
+    @njit
+    def draws(rng, n):
+        return np.array([beta_draw(rng, float(a), float(b)) for _ in range(n)])
+
+    x = draws(new_rng(7), 20_000)
+    assert stats.kstest(x, stats.beta(a, b).cdf).pvalue > 1e-3
