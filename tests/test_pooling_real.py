@@ -176,3 +176,10 @@ def test_table_on_the_53_topics(dl):
     assert (table.loc["DocID"] == table.min()).all()
     for n in ("50", "100"):
         assert min(table.loc["MM", n], table.loc["MM-NS", n]) > max(table.loc[m, n] for m in ("Random", "Rank"))
+
+
+def test_the_dl_pools_are_judged_but_for_84_documents(dl):
+    pools, rels = dl
+    qrels = read_qrels(f"{DATA}/qrels.txt")
+    assert sum(p.size for p in pools.values()) == 7447 and sum(p.unjudged(qrels) for p in pools.values()) == 84
+    assert sum(r.sum() for r in rels[1].values()) == 4025 and sum(r.sum() for r in rels[2].values()) == 1939

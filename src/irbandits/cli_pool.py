@@ -49,8 +49,6 @@ def simulate(
     out: Path = typer.Option(Path("pool-results"), help="output directory"),
 ) -> None:
     """Relevant documents found after n judgments by every method: table, curves.parquet, curves.png."""
-    import numpy as np
-
     from irbandits.cli import _table
     from irbandits.io import read_qrels
     from irbandits.pooling.simulate import Timing, found_at, levels, plot_curves, simulate_pools
@@ -60,7 +58,7 @@ def simulate(
     judged = read_qrels(qrels)
     relevance = {t: p.relevance(judged, relevant_grade) for t, p in pools.items()}
     sizes = [p.size for p in pools.values()]
-    unjudged = sum(int((~np.isin(p.docnos, judged.docno[judged.topic == t].to_numpy())).sum()) for t, p in pools.items())
+    unjudged = sum(p.unjudged(judged) for p in pools.values())
     console = _console()
     console.print(f"{len(pools)} topics, {len(next(iter(pools.values())).runs)} runs, depth {depth}: pools of "
                   f"{min(sizes)}-{max(sizes)} documents (mean {sum(sizes) / len(sizes):.1f}); relevant: grade >= "

@@ -71,6 +71,10 @@ class TopicPool:
         rel = q.docno[q.grade >= grade]
         return np.isin(self.docnos, rel.to_numpy()).astype(np.int64)
 
+    def unjudged(self, qrels: pd.DataFrame) -> int:
+        """Number of pooled documents the qrels do not judge (simulations count them non-relevant)."""
+        return int((~np.isin(self.docnos, qrels.docno[qrels.topic == self.topic].to_numpy())).sum())
+
 
 def build_pools(runs: pd.DataFrame, depth: int = 10) -> dict[str, TopicPool]:
     """The depth-``depth`` pool of every topic of a run table (as :func:`irbandits.io.read_runs` gives)."""

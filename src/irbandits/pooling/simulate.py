@@ -79,16 +79,19 @@ def simulate_pools(
     specs = method_specs(methods)
     timing = timing if timing is not None else Timing()
     topics = sorted(pools)
+    bad = [t for t in topics if t not in relevance or len(relevance[t]) != pools[t].size]
+    if bad:
+        raise IrbanditsError(f"no relevance vector of the pool's size for topic {bad[0]}")
+    relevance = {t: np.ascontiguousarray(relevance[t], dtype=np.int64) for t in topics}
     frames = []
     for spec in specs:
         reps = repetitions if spec.cls.random else 1
-        first = pools[topics[0]]
         start = time.perf_counter()
-        walk(spec.make(first), relevance[topics[0]])  # compile
+        walk(spec.make(pools[topics[0]]), relevance[topics[0]])  # compile
         timing.compile_s += time.perf_counter() - start
         start = time.perf_counter()
         for t, topic in enumerate(topics):
-            pool, rel = pools[topic], np.ascontiguousarray(relevance[topic], dtype=np.int64)
+            pool, rel = pools[topic], relevance[topic]
             curves = np.stack([walk(spec.make(pool, np.random.SeedSequence(seed, spawn_key=(t, i))), rel)
                                for i in range(reps)])
             frames.append(pd.DataFrame(dict(
@@ -101,9 +104,13 @@ def simulate_pools(
 
 
 def levels(max_size: int) -> list[int]:
-    """Judgment counts to report: 10, 20, 50, 100, 200, 500, ... and the paper's 100, 300, 500, ..., up to ``max_size``."""
+    """Judgment counts to report, up to ``max_size``: 10, 20, 50, 100, 200, 500, ... and the paper's 100, 300, ..., 1100, 2000.
+
+    >>> levels(1200)
+    [10, 20, 50, 100, 200, 300, 500, 700, 900, 1000, 1100]
+    """
     ones = [m * 10**e for e in range(1, 8) for m in (1, 2, 5)]
-    paper = list(range(100, 100_000, 200)) + [2000]
+    paper = [100, 300, 500, 700, 900, 1100, 2000]
     return sorted({n for n in ones + paper if n <= max_size})
 
 
