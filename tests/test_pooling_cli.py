@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -17,7 +19,7 @@ from irbandits.errors import IrbanditsError
 from irbandits.io import read_qrels, read_runs
 from irbandits.pooling import build_pools
 from irbandits.pooling.simulate import walk
-from irbandits.pooling.state import Campaign
+from irbandits.pooling.state import Campaign, editing
 
 RUNS = {  # run -> topic -> docs, best first
     "alpha": {"1": "abcdef", "2": "pqrs"},
@@ -143,3 +145,20 @@ def test_a_live_campaign_finds_what_the_simulation_finds(campaign_files, tmp_pat
     for t, topic in enumerate(sorted(pools)):
         m = Campaign(pools, method, 1, seed=5).topics[topic]
         assert np.array_equal(walk(m, pools[topic].relevance(qrels, 1)), np.cumsum(found[topic]))
+
+
+def test_concurrent_judging_processes_lose_no_judgment(campaign_files):
+    state = campaign_files / "state.json"
+    Campaign(build_pools(read_runs(campaign_files / "runs"), depth=3), "MM").save(state)
+
+    def judge(docno):
+        with editing(state) as campaign:
+            time.sleep(0.1)                      # both would read the old state without the lock
+            campaign.add(pd.DataFrame(dict(topic=["1"], docno=[docno], grade=[1])))
+
+    threads = [threading.Thread(target=judge, args=(d,)) for d in "abc"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(d for _, d, _ in Campaign.load(state).log) == ["a", "b", "c"]

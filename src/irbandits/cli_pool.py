@@ -108,11 +108,10 @@ def next_(
     topic: Optional[list[str]] = typer.Option(None, help="only these topics (repeat); default every topic"),
 ) -> None:
     """Print `topic docno run` for the document to judge next on each topic not yet finished."""
-    from irbandits.pooling.state import Campaign
+    from irbandits.pooling.state import editing
 
-    campaign = Campaign.load(state)
-    chosen = campaign.next(topic)
-    campaign.save(state)
+    with editing(state) as campaign:
+        chosen = campaign.next(topic)
     for row in chosen.itertuples(index=False):
         typer.echo(f"{row.topic} {row.docno} {row.run}")
 
@@ -125,12 +124,11 @@ def add(
     """Record judgments (all or none); print the progress of every topic they touch."""
     from irbandits.cli import _table
     from irbandits.io import read_qrels
-    from irbandits.pooling.state import Campaign
+    from irbandits.pooling.state import editing
 
-    campaign = Campaign.load(state)
     batch = read_qrels(judgments, lines=True)
-    campaign.add(batch, source=str(judgments))
-    campaign.save(state)
+    with editing(state) as campaign:
+        campaign.add(batch, source=str(judgments))
     progress = campaign.progress()
     progress = progress[progress.topic.isin(batch.topic.astype(str))]
     _console().print(_table(progress, f"{len(batch)} judgments added to {state}"))

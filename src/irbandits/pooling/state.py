@@ -4,7 +4,8 @@ The judging process asks :meth:`Campaign.next` for the document to judge next on
 feeds judgments back with :meth:`Campaign.add` (qrels lines: ``topic iteration docno grade``). A
 batch of judgments is checked in full before any is applied, and the state file is replaced
 atomically (temporary file + ``os.replace``), so a bad line or a crash never leaves a half-updated
-state. Judgments of documents other than the one offered are accepted (the assessor may judge out
+state. :func:`editing` holds an exclusive lock on the state while it is read, changed and written,
+so two judging processes never overwrite each other's judgments. Judgments of documents other than the one offered are accepted (the assessor may judge out
 of turn): they update every run that retrieved the document and are skipped by every run later.
 
 >>> import pandas as pd
@@ -19,10 +20,12 @@ of turn): they update every run that retrieved the document and are skipped by e
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -133,3 +136,19 @@ class Campaign:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise IrbanditsError(f"{path}: not a pooling state ({exc})") from None
         return obj
+
+
+@contextmanager
+def editing(path: str | Path) -> Iterator[Campaign]:
+    """Load the campaign at ``path`` under an exclusive lock and save it on leaving without error.
+
+    The lock is an ``flock`` on ``path.lock``, held from reading to the atomic replace.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise IrbanditsError(f"{path}: no such state file (create one with `irbandits pool init`)")
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        campaign = Campaign.load(path)
+        yield campaign
+        campaign.save(path)
