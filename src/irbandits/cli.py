@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from irbandits.cli_pool import pool_app
 from irbandits.errors import IrbanditsError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Bandit algorithms for search evaluation.")
@@ -107,6 +108,9 @@ def algorithms() -> None:
     from irbandits.dueling import list_algorithms
 
     console.print(_table(list_algorithms()[["name", "description", "parameters", "settings"]], "algorithms"))
+
+
+app.add_typer(pool_app, name="pool")
 
 
 def main() -> None:

@@ -115,10 +115,11 @@ def read_runs(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def read_qrels(path: str | Path) -> pd.DataFrame:
+def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
     """Read a qrels file into columns ``topic, docno, grade`` (float grades are kept as floats).
 
-    A document judged twice for one topic is an error naming both lines.
+    A document judged twice for one topic is an error naming both lines. ``lines=True`` adds a
+    ``line`` column (the line number in the file), for checks that name the line.
     """
     path = Path(path)
     rows, first = [], {}
@@ -132,11 +133,11 @@ def read_qrels(path: str | Path) -> pd.DataFrame:
             raise IrbanditsError(f"{_where(path, number)}: document {f[2]} of topic {f[0]} is already "
                                  f"judged on line {first[key]}")
         first[key] = number
-        rows.append((f[0], f[2], grade))
-    df = pd.DataFrame(rows, columns=["topic", "docno", "grade"])
+        rows.append((f[0], f[2], grade, number))
+    df = pd.DataFrame(rows, columns=["topic", "docno", "grade", "line"])
     if len(df) and (df.grade == df.grade.round()).all():
         df["grade"] = df.grade.astype("int64")
-    return df
+    return df if lines else df.drop(columns="line")
 
 
 def read_judgments(path: str | Path) -> pd.DataFrame:

@@ -1,0 +1,162 @@
+"""Simulated adjudication on judged pools: relevant documents found after n judgments, per method.
+
+For every method, topic and (for random methods) seeded repetition, one compiled loop judges the
+whole pool with the method's own kernels, reading relevance from the qrels, and records the number
+of relevant documents found after each judgment. Repetition ``i`` of topic ``t`` is seeded with
+``SeedSequence(seed, spawn_key=(t, i))`` for every method, so random methods are paired.
+
+>>> import pandas as pd
+>>> from irbandits.pooling.pools import build_pools
+>>> runs = pd.DataFrame(dict(run=list("xxyy"), topic="1", docno=list("abcd"), rank=[1, 2, 1, 2]))
+>>> pools = build_pools(runs, depth=2)
+>>> rel = {"1": np.array([0, 0, 1, 1])}
+>>> curves = simulate_pools(pools, rel, ["DocID", "MTF"])
+>>> curves[curves.method == "MTF"].relevant_found.tolist()
+[0, 1, 2, 2]
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numba import njit
+
+from irbandits.errors import IrbanditsError
+from irbandits.pooling.base import MethodSpec, method_specs
+from irbandits.pooling.pools import TopicPool
+
+
+@njit
+def _walk(select, update, ps, own, rng, rel, found):
+    """Judge the whole pool in the method's order; ``found[n]`` = relevant found after n + 1 judgments."""
+    n = 0
+    total = 0
+    while True:
+        doc = select(ps, own, rng)
+        if doc < 0:
+            return n
+        total += rel[doc]
+        update(ps, own, rng, doc, rel[doc])
+        found[n] = total
+        n += 1
+
+
+def walk(method, rel: np.ndarray) -> np.ndarray:
+    """Run ``method`` (a fresh :class:`~irbandits.pooling.base.PoolingMethod`) to the end of its pool."""
+    found = np.zeros(method.pool.size, np.int64)
+    n = _walk(method._select, method._update, method._ps, method._own, method._rng, rel, found)
+    if n != method.pool.size:
+        raise RuntimeError(f"{method.name} judged {n} of {method.pool.size} documents")
+    return found
+
+
+@dataclass
+class Timing:
+    """Seconds spent compiling the loops and running them."""
+
+    compile_s: float = 0.0
+    run_s: float = 0.0
+
+
+def simulate_pools(
+    pools: dict[str, TopicPool],
+    relevance: dict[str, np.ndarray],
+    methods: list[str | MethodSpec] | None = None,
+    repetitions: int = 100,
+    seed: int = 0,
+    timing: Timing | None = None,
+) -> pd.DataFrame:
+    """Curves of every method on every topic: columns ``method, topic, repetition, judgments, relevant_found``.
+
+    ``relevance[topic]`` is the 0/1 vector of :meth:`TopicPool.relevance`; deterministic methods get
+    repetition 0 only, random ones ``repetitions`` seeded repetitions.
+    """
+    if repetitions < 1:
+        raise IrbanditsError(f"repetitions must be at least 1, got {repetitions}")
+    specs = method_specs(methods)
+    timing = timing if timing is not None else Timing()
+    topics = sorted(pools)
+    bad = [t for t in topics if t not in relevance or len(relevance[t]) != pools[t].size]
+    if bad:
+        raise IrbanditsError(f"no relevance vector of the pool's size for topic {bad[0]}")
+    relevance = {t: np.ascontiguousarray(relevance[t], dtype=np.int64) for t in topics}
+    frames = []
+    for spec in specs:
+        reps = repetitions if spec.cls.random else 1
+        start = time.perf_counter()
+        walk(spec.make(pools[topics[0]]), relevance[topics[0]])  # compile
+        timing.compile_s += time.perf_counter() - start
+        start = time.perf_counter()
+        for t, topic in enumerate(topics):
+            pool, rel = pools[topic], relevance[topic]
+            curves = np.stack([walk(spec.make(pool, np.random.SeedSequence(seed, spawn_key=(t, i))), rel)
+                               for i in range(reps)])
+            frames.append(pd.DataFrame(dict(
+                method=spec.label, topic=topic, repetition=np.repeat(np.arange(reps), pool.size),
+                judgments=np.tile(np.arange(1, pool.size + 1), reps), relevant_found=curves.ravel())))
+        timing.run_s += time.perf_counter() - start
+    table = pd.concat(frames, ignore_index=True)
+    table["method"] = pd.Categorical(table.method, categories=[s.label for s in specs])
+    return table
+
+
+def levels(max_size: int) -> list[int]:
+    """Judgment counts to report, up to ``max_size``: 10, 20, 50, 100, 200, 500, ... and the paper's 100, 300, ..., 1100, 2000.
+
+    >>> levels(1200)
+    [10, 20, 50, 100, 200, 300, 500, 700, 900, 1000, 1100]
+    """
+    ones = [m * 10**e for e in range(1, 8) for m in (1, 2, 5)]
+    paper = [100, 300, 500, 700, 900, 1100, 2000]
+    return sorted({n for n in ones + paper if n <= max_size})
+
+
+def found_at(curves: pd.DataFrame, at: list[int]) -> pd.DataFrame:
+    """Mean over topics (of the mean over repetitions) of relevant documents found after each of ``at`` judgments.
+
+    ``curves`` is a table of :func:`simulate_pools` (each curve's rows together, judgments 1, 2, ...).
+    A topic whose pool is smaller than n counts with all its relevant documents, as in the paper's
+    tables; the column ``all`` is the mean number of relevant documents in the pools.
+    """
+    judgments, found = curves.judgments.to_numpy(), curves.relevant_found.to_numpy()
+    starts = np.flatnonzero(judgments == 1)
+    sizes = np.diff(np.append(starts, len(judgments)))
+    ns = np.array([*at, sizes.max()], dtype=np.int64)
+    values = pd.DataFrame(found[starts[:, None] + np.minimum(ns[None, :], sizes[:, None]) - 1],
+                          columns=[*map(str, at), "all"])
+    keys = curves.iloc[starts]
+    values["method"], values["topic"] = keys.method.to_numpy(), keys.topic.to_numpy()
+    per_topic = values.groupby(["method", "topic"], observed=True, sort=False).mean()
+    return per_topic.groupby("method", observed=True, sort=False).mean()
+
+
+def plot_curves(curves: pd.DataFrame, path, title: str = ""):
+    """Mean relevant documents found against judgments, one line per method; right: the gain over Random
+    (over the first method when Random was not simulated). Topics past their pool keep their total."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = np.arange(1, curves.judgments.max() + 1)
+    mean = found_at(curves, list(grid)).drop(columns="all")
+    baseline = "Random" if "Random" in mean.index else mean.index[0]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
+    for k, (method, row) in enumerate(mean.iterrows()):
+        style = dict(label=method, linestyle="-" if k < 10 else "--")
+        axes[0].plot(grid, row.to_numpy(), **style)
+        axes[1].plot(grid, row.to_numpy() - mean.loc[baseline].to_numpy(), **style)
+    axes[0].set_ylabel("relevant documents found (mean over topics)")
+    axes[1].set_ylabel(f"relevant documents found minus {baseline}'s")
+    for ax in axes:
+        ax.set_xlabel("judgments")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize="small", ncol=2)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
