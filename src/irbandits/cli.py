@@ -109,6 +109,14 @@ def algorithms() -> None:
     console.print(_table(list_algorithms()[["name", "description", "parameters", "settings"]], "algorithms"))
 
 
+from irbandits.cli_evaluate import compare_measures, evaluate  # noqa: E402
+from irbandits.cli_reproduce import reproduce  # noqa: E402
+
+app.command()(evaluate)
+app.command("compare-measures")(compare_measures)
+app.add_typer(reproduce, name="reproduce")
+
+
 def main() -> None:
     """Entry point: user mistakes become one clear line and exit code 2."""
     try:
