@@ -18,14 +18,19 @@ def parse(text: str):
     """
     import ir_measures
 
-    try:
-        return [ir_measures.parse_measure(text)]
-    except (NameError, ValueError, SyntaxError, TypeError):
-        pass
-    try:
-        return list(ir_measures.parse_trec_measure(text))
-    except (NameError, ValueError, SyntaxError, TypeError):
-        return None
+    found = None
+    for parser in (lambda t: [ir_measures.parse_measure(t)], lambda t: list(ir_measures.parse_trec_measure(t))):
+        try:
+            found = parser(text)
+            break
+        except (NameError, ValueError, SyntaxError, TypeError):
+            continue
+    for m in found or ():
+        try:
+            m.validate_params()
+        except AssertionError as exc:
+            raise IrbanditsError(f"measure {text!r}: {str(exc).split(' at 0x')[0].replace('<object object', 'not given')}") from None
+    return found
 
 
 def standard(runs: pd.DataFrame, qrels: pd.DataFrame, names: list[str]) -> pd.DataFrame:
