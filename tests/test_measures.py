@@ -113,10 +113,10 @@ def test_perfect_run_scores_one_reversed_low_and_ties_follow_the_run():
 
 
 def test_missing_topic_and_no_judged_item_score_zero():
-    runs = runs_table({("r", "1"): ["a", "b"], ("s", "1"): ["y", "z"], ("s", "2"): ["c"]})
-    qrels = qrels_table({"1": {"a": 1}, "2": {"c": 1}, "3": {"q": 1}})
+    runs = runs_table({("r", "1"): ["a", "b"], ("s", "1"): ["y", "z"], ("s", "2"): ["c"], ("s", "4"): ["z"]})
+    qrels = qrels_table({"1": {"a": 1}, "2": {"c": 1}, "3": {"q": 1}, "4": {"z": 0}})
     table = evaluate(runs, ["compatibility", "best_rr"], qrels=qrels)
-    # topic 3 is answered by no run: skipped; topic 2 is missing from run r: 0
+    # topic 3 is answered by no run and topic 4 has no positive label: skipped; topic 2 is missing from run r: 0
     assert sorted(set(table.topic)) == ["1", "2"]
     got = table.set_index(["run", "topic", "measure"])["value"]
     assert got[("r", "2", "compatibility")] == 0.0 and got[("s", "1", "compatibility")] == 0.0
@@ -170,6 +170,17 @@ def test_pgc_equals_reference_on_random_multigraphs(seed):
     got = value(pgc(runs_table({("r", "1"): run}), judgments_table("1", edges), p=p, depth=depth))
     assert fas_ranking(judgments_table("1", edges), run) == ref_fas(edges, run)
     assert got == pytest.approx(ref_pgc(run, edges, p, depth), rel=1e-12)
+
+
+def test_tied_scores_follow_trec_eval_order_in_every_measure(tmp_path):
+    from irbandits.io import read_runs
+
+    path = tmp_path / "run.txt"
+    path.write_text("1 Q0 a 1 5.0 x\n1 Q0 b 2 5.0 x\n1 Q0 c 3 4.0 x\n")   # trec_eval: b, a, c
+    qrels = qrels_table({"1": {"a": 2, "c": 1}})
+    table = evaluate(read_runs([path]), ["RR", "best_rr", "compatibility"], qrels=qrels).set_index("measure")["value"]
+    assert table["RR"] == 0.5 and table["best_rr"] == 0.5
+    assert table["compatibility"] == pytest.approx(ref_compatibility(["b", "a", "c"], {"a": 2, "c": 1}))
 
 
 # --- best items and standard measures ------------------------------------------------------------

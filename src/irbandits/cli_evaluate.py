@@ -12,8 +12,14 @@ import typer
 
 from irbandits.errors import IrbanditsError
 
-_MEASURE_HELP = ("compatibility, pgc, best_rr (NAME:p=0.9,depth=100 sets parameters), or any ir-measures / "
-                 "trec_eval name: nDCG@10, RR, AP, ndcg_cut_10, recip_rank, map, ...; repeat for several")
+
+
+def _measure_help() -> str:
+    from irbandits.measures import MEASURES
+
+    own = [f"{m.name} ({m.description}; reads --{m.labels})" for m in MEASURES.values() if m.name != "standard"]
+    return ("; ".join(own) + "; NAME:p=0.9,depth=100 sets parameters; or any ir-measures / trec_eval name: "
+            "nDCG@10, RR, AP, ndcg_cut_10, recip_rank, map, ...; repeat for several")
 
 
 def _load(runs: list[Path], measure: list[str], qrels: Optional[Path], judgments: Optional[Path],
@@ -41,12 +47,12 @@ _BEST = typer.Option(None, help="best-item qrels for best_rr; default: the top g
 
 def evaluate(
     runs: list[Path] = _RUNS,
-    measure: list[str] = typer.Option(..., "--measure", "-m", help=_MEASURE_HELP),
+    measure: list[str] = typer.Option(..., "--measure", "-m", help=_measure_help()),
     qrels: Optional[Path] = _QRELS,
     judgments: Optional[Path] = _JUDGMENTS,
     best: Optional[Path] = _BEST,
     per_topic: bool = typer.Option(False, "--per-topic", help="also print every topic's value"),
-    format: str = typer.Option("table", "--format", help="table or csv (rows run,topic,measure,value)"),
+    fmt: str = typer.Option("table", "--format", help="table or csv (rows run,topic,measure,value)"),
     out: Optional[Path] = typer.Option(None, help="also write the per-topic and mean rows to this Parquet file"),
 ) -> None:
     """Score every run with every measure: mean over topics per run (topic 'all'), optionally per topic."""
@@ -55,15 +61,15 @@ def evaluate(
     from irbandits.cli import _table, console
     from irbandits.measures import mean_over_topics
 
-    if format not in ("table", "csv"):
-        raise IrbanditsError(f"--format must be table or csv, got {format!r}")
+    if fmt not in ("table", "csv"):
+        raise IrbanditsError(f"--format must be table or csv, got {fmt!r}")
     table, read, took = _load(runs, measure, qrels, judgments, best)
     rows = pd.concat([mean_over_topics(table), table], ignore_index=True)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         rows.to_parquet(out, index=False)
     shown = rows if per_topic else rows[rows["topic"] == "all"]
-    if format == "csv":
+    if fmt == "csv":
         shown.to_csv(sys.stdout, index=False, float_format="%.6g")
     else:
         wide = shown.pivot_table(index=["run", "topic"], columns="measure", values="value", sort=False)
@@ -77,7 +83,7 @@ def evaluate(
 
 def compare_measures(
     runs: list[Path] = _RUNS,
-    measure: list[str] = typer.Option(..., "--measure", "-m", help="at least two; " + _MEASURE_HELP),
+    measure: list[str] = typer.Option(..., "--measure", "-m", help="at least two; " + _measure_help()),
     qrels: Optional[Path] = _QRELS,
     judgments: Optional[Path] = _JUDGMENTS,
     best: Optional[Path] = _BEST,

@@ -28,9 +28,9 @@ import pandas as pd
 from irbandits.dueling.base import Param
 from irbandits.errors import IrbanditsError
 from irbandits.measures.rbo import compatibility, fas_ranking, pgc
-from irbandits.measures.standard import best_items, standard
+from irbandits.measures.standard import best_items, best_rr, standard
 
-__all__ = ["MEASURES", "Measure", "best_items", "compatibility", "evaluate", "fas_ranking", "mean_over_topics",
+__all__ = ["MEASURES", "Measure", "best_items", "best_rr", "compatibility", "evaluate", "fas_ranking", "mean_over_topics",
            "parse_measure", "pgc", "standard"]
 
 
@@ -56,7 +56,7 @@ MEASURES = {m.name: m for m in (
     Measure("compatibility", "RBO with the ideal ranking of the qrels, normalised", "qrels", _RBO, compatibility),
     Measure("pgc", "preference graph compatibility: RBO with the feedback-arc-set order of the judgments",
             "judgments", _RBO, pgc),
-    Measure("best_rr", "reciprocal rank of the first best item (MRR as the mean)", "best"),
+    Measure("best_rr", "reciprocal rank of the first best item (MRR as the mean)", "best", (), best_rr),
     Measure("standard", "any ir-measures or trec_eval name: nDCG@10, RR, AP, ndcg_cut_10, map, ...", "qrels"),
 )}
 
@@ -134,9 +134,7 @@ def evaluate(runs: pd.DataFrame, measures: Sequence[str], qrels: pd.DataFrame | 
         done = standard(runs, qrels, plain)
         frames.update({m: g.drop(columns="measure") for m, g in done.groupby("measure", sort=False)})
     for p in parsed:
-        if p.measure.name == "best_rr":
-            frames[p.label] = standard(runs, sources["best"], ["RR"]).drop(columns="measure")
-        elif p.measure.compute is not None:
+        if p.measure.compute is not None:
             frames[p.label] = p.measure.compute(runs, sources[p.measure.labels], **p.params)
     out = []
     for p in parsed:

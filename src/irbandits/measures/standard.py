@@ -69,3 +69,8 @@ def best_items(qrels: pd.DataFrame) -> pd.DataFrame:
     positive = qrels[qrels["grade"] > 0]
     top = positive.groupby("topic")["grade"].transform("max")
     return positive.loc[positive["grade"] == top, ["topic", "docno"]].assign(grade=1).reset_index(drop=True)
+
+
+def best_rr(runs: pd.DataFrame, best: pd.DataFrame) -> pd.DataFrame:
+    """Reciprocal rank of the first best item (``best`` as :func:`best_items` returns it), via ir-measures."""
+    return standard(runs, best, ["RR"]).drop(columns="measure")
