@@ -75,6 +75,7 @@ def evaluate(
         wide = shown.pivot_table(index=["run", "topic"], columns="measure", values="value", sort=False)
         wide = wide[[m for m in dict.fromkeys(rows["measure"])]].reset_index()
         console.print(_table(wide, f"{wide['run'].nunique()} runs, {table['topic'].nunique()} topics"))
+    sys.stdout.flush()
     print(f"read in {read:.2f} s, evaluated {table['run'].nunique()} runs x {len(measure)} measures in {took:.2f} s",
           file=sys.stderr)
     if out:
@@ -89,6 +90,7 @@ def compare_measures(
     best: Optional[Path] = _BEST,
     samples: int = typer.Option(1000, min=10, help="topic-bootstrap samples for the interval"),
     seed: int = typer.Option(0, help="bootstrap seed"),
+    interval: str = typer.Option("BCa", help="bootstrap interval: BCa or percentile"),
     plot: Optional[Path] = typer.Option(Path("compare-measures.png"), help="scatter plot, one panel per pair"),
 ) -> None:
     """Kendall's tau and tau-ap between every pair of measures over the runs, with a scatter plot."""
@@ -99,16 +101,19 @@ def compare_measures(
     from irbandits.measures.correlation import compare
     from irbandits.measures.figures import scatter
 
+    if interval not in ("BCa", "percentile"):
+        raise IrbanditsError(f"--interval must be BCa or percentile, got {interval!r}")
     if len(dict.fromkeys(measure)) < 2:
         raise IrbanditsError("compare-measures needs at least two different --measure")
     table, _, took = _load(runs, list(dict.fromkeys(measure)), qrels, judgments, best)
     pairs = list(itertools.combinations(dict.fromkeys(measure), 2))
-    result = pd.DataFrame([compare(table, a, b, samples=samples, seed=seed) for a, b in pairs])
+    result = pd.DataFrame([compare(table, a, b, samples=samples, seed=seed, method=interval)
+                           for a, b in pairs])
     result["95% CI"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(result.tau_low, result.tau_high)]
     console.print(_table(result[["a", "b", "runs", "tau", "95% CI", "tau_ap"]],
-                         f"Kendall's tau-b over runs; interval from {samples} topic-bootstrap samples"))
+                         f"Kendall's tau-b over runs; {interval} interval from {samples} topic-bootstrap samples"))
     if plot:
         means = mean_over_topics(table).pivot(index="run", columns="measure", values="value")
         scatter(means, pairs, plot, [f"tau = {t:.4f}" for t in result.tau], ncols=min(3, len(pairs)))
         console.print(f"wrote {plot}")
-    print(f"evaluated in {took:.2f} s", file=sys.stderr)
+    console.print(f"evaluated {table['run'].nunique()} runs x {len(dict.fromkeys(measure))} measures in {took:.2f} s")
