@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from irbandits.io import read_judgments, read_qrels, read_runs
-from irbandits.measures import evaluate, mean_over_topics
+from irbandits.measures import best_items, evaluate, mean_over_topics
 from irbandits.measures.correlation import compare, tau
 
 THESIS_JUDGMENTS = 10_697  # 9,713 + 984 usable judgments (thesis 5.1); the file adds a third phase of 984
@@ -44,8 +44,6 @@ def random_label_baseline(runs: pd.DataFrame, qrels: pd.DataFrame, reference: pd
     -------
     DataFrame ``draw, tau, best_mrr, best_run``: one row per draw.
     """
-    from irbandits.measures import best_items
-
     top = best_items(qrels)
     top = top[top["topic"].isin(set(runs["topic"]))].sort_values(["topic", "docno"], ignore_index=True)
     names = reference.index.to_numpy()
