@@ -12,7 +12,7 @@ import pytest
 
 from irbandits.best_item_study import random_label_baseline, run_study
 from irbandits.io import read_judgments, read_qrels, read_runs
-from irbandits.measures import evaluate, mean_over_topics
+from irbandits.measures import compatibility, evaluate, mean_over_topics
 from irbandits.measures.correlation import tau
 from test_measures import ref_compatibility, ref_pgc
 
@@ -109,3 +109,19 @@ def test_cli_evaluate_csv_parquet_and_compare_measures(tmp_path):
 def test_cli_mistakes_are_one_line(args, message):
     r = irbandits("evaluate", "--runs", f"{RUNS}/watpfd.gz", *args)
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_compatibility_equals_ir_measures_compat_at_its_depth(data):
+    """ir-measures' Compat evaluates RBO to the longer of run and ideal, not to 1000; at that depth they agree."""
+    import ir_measures
+
+    runs, qrels, _ = data
+    run = runs[runs.run == "watpfd"]
+    compat = ir_measures.parse_measure("Compat(p=0.95)")
+    frame = pd.DataFrame({"query_id": run.topic, "doc_id": run.docno, "score": 1.0 / run["rank"]})
+    ref = {m.query_id: m.value for m in ir_measures.iter_calc(
+        [compat], qrels.rename(columns={"topic": "query_id", "docno": "doc_id", "grade": "relevance"}), frame)}
+    for topic in sorted(ref)[:10]:
+        depth = max(int((run.topic == topic).sum()), int(((qrels.topic == topic) & (qrels.grade > 0)).sum()))
+        ours = compatibility(run[run.topic == topic], qrels, depth=depth)
+        assert float(ours.value.iat[0]) == pytest.approx(ref[topic], rel=1e-9)

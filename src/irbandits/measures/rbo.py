@@ -13,6 +13,9 @@ itself, so a run that starts with the ideal ranking scores 1.
   else move the node with the largest out-degree minus in-degree to the front. Ties go to the node
   the run ranks best (to the front) or worst (to the end); unretrieved nodes by docno.
 
+Depth 1000 follows the authors' ``compatibility.py``; ir-measures' ``Compat`` stops at the longer of
+run and ideal ranking, and gives the same value when ``depth`` is set to that length.
+
 RBO counts, at every depth ``d``, the items in both top-``d`` lists, so an item at ideal position
 ``i`` and run position ``j`` (0-based) adds ``sum_{d > max(i, j)} p^(d-1) / d``: one suffix sum
 per item, which is how the whole run x topic table is scored at once.
