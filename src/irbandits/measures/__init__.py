@@ -118,9 +118,8 @@ def evaluate(runs: pd.DataFrame, measures: Sequence[str], qrels: pd.DataFrame | 
     -------
     A new tidy table ``run, topic, measure, value``, in the order of ``measures``.
     """
-    sources = {"qrels": qrels, "judgments": judgments,
-               "best": best_items(best if best is not None else qrels) if best is not None or qrels is not None
-               else None}
+    top = best if best is not None else qrels
+    sources = {"qrels": qrels, "judgments": judgments, "best": None if top is None else best_items(top)}
     option = {"qrels": "qrels", "judgments": "judgments", "best": "best-item qrels (or qrels)"}
     parsed = [parse_measure(m) for m in measures]
     for p in parsed:
