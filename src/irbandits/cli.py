@@ -12,7 +12,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from irbandits.cli_evaluate import compare_measures, evaluate
 from irbandits.cli_pool import pool_app
+from irbandits.cli_reproduce import reproduce
 from irbandits.errors import IrbanditsError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Bandit algorithms for search evaluation.")
@@ -111,6 +113,9 @@ def algorithms() -> None:
 
 
 app.add_typer(pool_app, name="pool")
+app.command()(evaluate)
+app.command("compare-measures")(compare_measures)
+app.add_typer(reproduce, name="reproduce")
 
 
 def main() -> None:
