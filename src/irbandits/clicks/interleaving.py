@@ -1,0 +1,252 @@
+"""Interleaved comparisons of two rankers: team-draft, balanced and probabilistic interleaving.
+
+Each method is a pair of compiled kernels with one signature, so the simulation code takes any of
+them as an argument::
+
+    interleave(a, na, b, nb, rng, shown, assign, prob) -> n     # the list shown to the user
+    credit(a, na, b, nb, shown, n, assign, prob, clicks) -> o   # o in [-1, 1]; > 0: A wins
+
+- ``team-draft`` (Radlinski et al. 2008; slides ``../shared/seeds/004``, Algorithm 2): the team
+  with fewer members (a coin on a tie) adds its best result not yet shown; clicks count per team.
+- ``balanced`` (Joachims 2003): a coin picks who starts; A and B alternate through their own
+  lists; with d the lowest clicked result and k = min(rank_A(d), rank_B(d)), the ranker with more
+  clicks in its top k wins.
+- ``probabilistic`` (Hofmann et al. 2011): each ranker is a softmax over its remaining results,
+  P(d) proportional to 1 / rank(d)^tau, tau = 3; a fair coin picks the ranker of every slot. Credit
+  by the actual assignment. ``probabilistic-marginalised`` shows the same list but credits the
+  expectation over every assignment that could have produced it: given the list the slots are
+  independent, slot s came from A with ``prob[s] = P_A(d_s) / (P_A(d_s) + P_B(d_s))``, and the
+  outcome is P(A has more clicked slots) - P(B has more), from the Poisson-binomial distribution.
+
+Lists are at most 10 long (``CUTOFF``). For a live system, :func:`interleave` returns an
+:class:`Interleaved` whose ``shown`` list goes to the user and whose ``credit`` takes the clicks.
+
+>>> il = interleave("team-draft", [1, 2, 3, 4], [3, 1, 5, 6], seed=4)
+>>> il.shown.tolist(), il.assign.tolist()        # team 0 is A, team 1 is B
+([1, 3, 5, 2, 6], [0, 1, 1, 0, 1])
+>>> il.credit([2])                                # a click on B's document 5: B wins
+-1.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from numba import njit
+
+from irbandits.errors import IrbanditsError
+from irbandits.rng import new_rng, randint, uniform
+
+CUTOFF = 10
+TAU = 3.0
+_RANK_WEIGHT = 1.0 / np.arange(1, CUTOFF + 1) ** TAU
+
+
+# ----- low level ------------------------------------------------------------------------------
+@njit(cache=True)
+def _position(x, n, d):
+    for i in range(n):
+        if x[i] == d:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def _sign(v):
+    return 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
+
+
+@njit(cache=True)
+def team_draft(a, na, b, nb, rng, shown, assign, prob):
+    n, ia, ib, size_a, size_b = 0, 0, 0, 0, 0
+    while n < CUTOFF:
+        while ia < na and _position(shown, n, a[ia]) >= 0:
+            ia += 1
+        while ib < nb and _position(shown, n, b[ib]) >= 0:
+            ib += 1
+        if ia == na or ib == nb:  # the slides' loop condition: both still have an unshown result
+            break
+        if size_a < size_b or (size_a == size_b and randint(rng, 2) == 1):
+            shown[n], assign[n] = a[ia], 0
+            size_a += 1
+        else:
+            shown[n], assign[n] = b[ib], 1
+            size_b += 1
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def team_credit(a, na, b, nb, shown, n, assign, prob, clicks):
+    score = 0
+    for i in range(n):
+        if clicks[i]:
+            score += 1 if assign[i] == 0 else -1
+    return _sign(score)
+
+
+@njit(cache=True)
+def balanced(a, na, b, nb, rng, shown, assign, prob):
+    a_first = randint(rng, 2) == 1
+    n, ka, kb = 0, 0, 0
+    while n < CUTOFF and (ka < na or kb < nb):
+        if kb >= nb or (ka < na and (ka < kb or (ka == kb and a_first))):
+            d = a[ka]
+            ka += 1
+        else:
+            d = b[kb]
+            kb += 1
+        if _position(shown, n, d) < 0:
+            shown[n], assign[n] = d, -1
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def balanced_credit(a, na, b, nb, shown, n, assign, prob, clicks):
+    last = -1
+    for i in range(n):
+        if clicks[i]:
+            last = i
+    if last < 0:
+        return 0.0
+    ra, rb = _position(a, na, shown[last]), _position(b, nb, shown[last])
+    k = min(ra if ra >= 0 else CUTOFF, rb if rb >= 0 else CUTOFF) + 1
+    ha, hb = 0, 0
+    for i in range(last + 1):
+        if clicks[i]:
+            pa, pb = _position(a, na, shown[i]), _position(b, nb, shown[i])
+            ha += 0 <= pa < k
+            hb += 0 <= pb < k
+    return _sign(ha - hb)
+
+
+@njit(cache=True)
+def probabilistic(a, na, b, nb, rng, shown, assign, prob):
+    used_a = np.zeros(CUTOFF, np.bool_)
+    used_b = np.zeros(CUTOFF, np.bool_)
+    wa, wb = 0.0, 0.0
+    for i in range(na):
+        wa += _RANK_WEIGHT[i]
+    for i in range(nb):
+        wb += _RANK_WEIGHT[i]
+    left_a, left_b, n = na, nb, 0
+    while n < CUTOFF and (left_a > 0 or left_b > 0):
+        from_a = left_b == 0 or (left_a > 0 and randint(rng, 2) == 1)
+        x, nx, used, w = (a, na, used_a, wa) if from_a else (b, nb, used_b, wb)
+        target = uniform(rng) * w
+        pick = -1
+        for i in range(nx):
+            if not used[i]:
+                pick = i
+                target -= _RANK_WEIGHT[i]
+                if target < 0.0:
+                    break
+        d = x[pick]
+        pa, pb = _position(a, na, d), _position(b, nb, d)
+        pa_d = _RANK_WEIGHT[pa] / wa if pa >= 0 and not used_a[pa] else 0.0
+        pb_d = _RANK_WEIGHT[pb] / wb if pb >= 0 and not used_b[pb] else 0.0
+        shown[n], assign[n], prob[n] = d, 0 if from_a else 1, pa_d / (pa_d + pb_d)
+        if pa >= 0 and not used_a[pa]:
+            used_a[pa] = True
+            wa -= _RANK_WEIGHT[pa]
+            left_a -= 1
+        if pb >= 0 and not used_b[pb]:
+            used_b[pb] = True
+            wb -= _RANK_WEIGHT[pb]
+            left_b -= 1
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def marginalised_credit(a, na, b, nb, shown, n, assign, prob, clicks):
+    dist = np.zeros(CUTOFF + 1)  # distribution of the number of clicked slots that came from A
+    dist[0] = 1.0
+    c = 0
+    for i in range(n):
+        if clicks[i]:
+            q = prob[i]
+            for k in range(c + 1, 0, -1):
+                dist[k] = dist[k] * (1.0 - q) + dist[k - 1] * q
+            dist[0] *= 1.0 - q
+            c += 1
+    o = 0.0
+    for k in range(c + 1):
+        o += dist[k] * _sign(2 * k - c)
+    return o
+
+
+# ----- registry -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Method:
+    """An interleaving method: name, one-line description and its two kernels."""
+
+    name: str
+    description: str
+    interleave: Callable
+    credit: Callable
+
+
+METHODS = {m.name: m for m in [
+    Method("team-draft", "team-draft interleaving (Radlinski et al. 2008), clicks per team", team_draft, team_credit),
+    Method("balanced", "balanced interleaving (Joachims 2003)", balanced, balanced_credit),
+    Method("probabilistic", "probabilistic interleaving (Hofmann et al. 2011), tau = 3, "
+           "credit marginalised over assignments", probabilistic, marginalised_credit),
+    Method("probabilistic-assignment", "probabilistic interleaving, tau = 3, credit by the actual assignment",
+           probabilistic, team_credit),
+]}
+
+
+def get_method(name: str) -> Method:
+    """The interleaving method called ``name``, or an error listing the methods."""
+    if name.lower() not in METHODS:
+        raise IrbanditsError(f"unknown interleaving method {name!r}; known: {', '.join(METHODS)}")
+    return METHODS[name.lower()]
+
+
+# ----- one comparison at a time -----------------------------------------------------------------
+def _as_list(x, what: str) -> np.ndarray:
+    arr = np.asarray(x, dtype=np.int64).ravel()
+    if len(arr) > CUTOFF or len(np.unique(arr)) != len(arr):
+        raise IrbanditsError(f"{what} must list at most {CUTOFF} distinct documents, got {arr.tolist()}")
+    out = np.full(CUTOFF, -1, np.int64)
+    out[:len(arr)] = arr
+    return out, len(arr)
+
+
+@dataclass
+class Interleaved:
+    """One interleaved list: show ``shown``; pass the clicked positions to :meth:`credit`."""
+
+    method: Method
+    a: np.ndarray
+    na: int
+    b: np.ndarray
+    nb: int
+    shown: np.ndarray
+    assign: np.ndarray
+    prob: np.ndarray
+
+    def credit(self, clicked_positions) -> float:
+        """Outcome in [-1, 1] for clicks at these 0-based positions of ``shown``: > 0 means A won."""
+        clicks = np.zeros(CUTOFF, np.bool_)
+        for p in clicked_positions:
+            if not 0 <= int(p) < len(self.shown):
+                raise IrbanditsError(f"clicked position {p} is not in the shown list of {len(self.shown)}")
+            clicks[int(p)] = True
+        return float(self.method.credit(self.a, self.na, self.b, self.nb, self.shown, len(self.shown),
+                                        self.assign, self.prob, clicks))
+
+
+def interleave(method: str, a, b, seed: int | None = None, rng: np.ndarray | None = None) -> Interleaved:
+    """Interleave document lists ``a`` and ``b`` (ids as integers, best first) with ``method``."""
+    m = get_method(method)
+    la, na = _as_list(a, "ranking A")
+    lb, nb = _as_list(b, "ranking B")
+    rng = new_rng(seed or 0) if rng is None else rng
+    shown, assign, prob = np.full(CUTOFF, -1, np.int64), np.zeros(CUTOFF, np.int64), np.zeros(CUTOFF)
+    n = m.interleave(la, na, lb, nb, rng, shown, assign, prob)
+    return Interleaved(m, la, na, lb, nb, shown[:n].copy(), assign[:n].copy(), prob[:n].copy())
