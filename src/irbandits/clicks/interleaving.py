@@ -9,7 +9,7 @@ them as an argument::
 - ``team-draft`` (Radlinski et al. 2008; slides ``../shared/seeds/004``, Algorithm 2): the team
   with fewer members (a coin on a tie) adds its best result not yet shown; clicks count per team.
 - ``balanced`` (Joachims 2003): a coin picks who starts; A and B alternate through their own
-  lists; with d the lowest clicked result and k = min(rank_A(d), rank_B(d)), the ranker with more
+  lists, skipping results already shown, until one list runs out; with d the lowest clicked result and k = min(rank_A(d), rank_B(d)), the ranker with more
   clicks in its top k wins.
 - ``probabilistic`` (Hofmann et al. 2011): each ranker is a softmax over its remaining results,
   P(d) proportional to 1 / rank(d)^tau, tau = 3; a fair coin picks the ranker of every slot. Credit
@@ -91,8 +91,8 @@ def team_credit(a, na, b, nb, shown, n, assign, prob, clicks):
 def balanced(a, na, b, nb, rng, shown, assign, prob):
     a_first = randint(rng, 2) == 1
     n, ka, kb = 0, 0, 0
-    while n < CUTOFF and (ka < na or kb < nb):
-        if kb >= nb or (ka < na and (ka < kb or (ka == kb and a_first))):
+    while n < CUTOFF and ka < na and kb < nb:
+        if ka < kb or (ka == kb and a_first):
             d = a[ka]
             ka += 1
         else:
