@@ -35,9 +35,12 @@ def parse_rankers(text: Optional[str]) -> list[int] | None:
 
 def ltr_environment(ltr: Path, query_file: Optional[Path], click_model: str, interleaving: str,
                     rankers: Optional[str] = None):
+    from irbandits.clicks.click_models import ClickModel
     from irbandits.clicks.environment import ClickEnvironment
+    from irbandits.clicks.interleaving import get_method
     from irbandits.clicks.ltr import read_ltr
 
+    get_method(interleaving), ClickModel.named(click_model), parse_rankers(rankers)  # fail before reading
     data = read_ltr(ltr, query_file)
     return data, ClickEnvironment(data.rankers(parse_rankers(rankers)), click_model, interleaving)
 

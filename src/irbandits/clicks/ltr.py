@@ -137,7 +137,8 @@ class LtrData:
                     raise IrbanditsError(f"ranker {r} returned shape {s.shape}, expected ({len(self.labels)},)")
             else:
                 if not 0 <= int(item) < self.n_features:
-                    raise IrbanditsError(f"{self.source}: ranker {item} is not a feature column 0..{self.n_features - 1}")
+                    raise IrbanditsError(f"{self.source}: feature column {item} (feature {int(item) + 1} of the file) "
+                                         f"does not exist; the data has {self.n_features} features")
                 s = self.features[:, int(item)]
             scores[r] = s
         if np.isnan(scores).any():
@@ -238,16 +239,24 @@ def read_ltr(path: str | Path, query_file: str | Path | None = None) -> LtrData:
         features, y = features[perm], y[perm]
         counts = np.bincount(rank_of[code], minlength=len(names))
         qid_names = [str(n) for n in names[order]]
+        if query_file is not None and not np.array_equal(_query_sizes(query_file, len(labels), path), counts):
+            raise IrbanditsError(f"{query_file}: the query sizes disagree with the qid: groups of {path}")
     else:
         if query_file is None:
             raise IrbanditsError(f"{path}: no qid: on the lines and no query file (give --query-file or put PATH.query beside it)")
-        counts = np.array([_number(f[0], query_file, n, 1, "a query size", int) for n, f in _lines(Path(query_file))])
-        if (counts < 1).any():
-            raise IrbanditsError(f"{query_file}: query sizes must be positive")
-        if counts.sum() != len(labels):
-            raise IrbanditsError(f"{query_file}: the query sizes add up to {counts.sum()} documents but {path} has {len(labels)}")
+        counts = _query_sizes(query_file, len(labels), path)
         qid_names = [str(i + 1) for i in range(len(counts))]
     if y.max() > 4:
         raise IrbanditsError(f"{path}: labels must be 0-4 (or 0/1), found {y.max()}")
     bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     return LtrData(features, y, bounds, qid_names, source=str(path))
+
+
+def _query_sizes(query_file: str | Path, documents: int, path: Path) -> np.ndarray:
+    """The documents-per-query counts of a LightGBM ``.query`` file, checked against the data."""
+    counts = np.array([_number(f[0], query_file, n, 1, "a query size", int) for n, f in _lines(Path(query_file))])
+    if (counts < 1).any():
+        raise IrbanditsError(f"{query_file}: query sizes must be positive")
+    if counts.sum() != documents:
+        raise IrbanditsError(f"{query_file}: the query sizes add up to {counts.sum()} documents but {path} has {documents}")
+    return counts
