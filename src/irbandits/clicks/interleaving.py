@@ -125,8 +125,7 @@ def balanced_credit(a, na, b, nb, shown, n, assign, prob, clicks):
 
 @njit(cache=True)
 def probabilistic(a, na, b, nb, rng, shown, assign, prob):
-    used_a = np.zeros(CUTOFF, np.bool_)
-    used_b = np.zeros(CUTOFF, np.bool_)
+    used_a, used_b = 0, 0  # bit i set: the result at rank i has been shown
     wa, wb = 0.0, 0.0
     for i in range(na):
         wa += _RANK_WEIGHT[i]
@@ -139,22 +138,22 @@ def probabilistic(a, na, b, nb, rng, shown, assign, prob):
         target = uniform(rng) * w
         pick = -1
         for i in range(nx):
-            if not used[i]:
+            if not (used >> i) & 1:
                 pick = i
                 target -= _RANK_WEIGHT[i]
                 if target < 0.0:
                     break
         d = x[pick]
         pa, pb = _position(a, na, d), _position(b, nb, d)
-        pa_d = _RANK_WEIGHT[pa] / wa if pa >= 0 and not used_a[pa] else 0.0
-        pb_d = _RANK_WEIGHT[pb] / wb if pb >= 0 and not used_b[pb] else 0.0
+        pa_d = _RANK_WEIGHT[pa] / wa if pa >= 0 else 0.0  # d is unshown, so unused in both lists
+        pb_d = _RANK_WEIGHT[pb] / wb if pb >= 0 else 0.0
         shown[n], assign[n], prob[n] = d, 0 if from_a else 1, pa_d / (pa_d + pb_d)
-        if pa >= 0 and not used_a[pa]:
-            used_a[pa] = True
+        if pa >= 0:
+            used_a |= 1 << pa
             wa -= _RANK_WEIGHT[pa]
             left_a -= 1
-        if pb >= 0 and not used_b[pb]:
-            used_b[pb] = True
+        if pb >= 0:
+            used_b |= 1 << pb
             wb -= _RANK_WEIGHT[pb]
             left_b -= 1
         n += 1
