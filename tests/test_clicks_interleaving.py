@@ -161,3 +161,19 @@ def test_multileaving_prefers_the_strong_ranker(method):
     W = multileave_wins(rankers, "perfect", method, steps=3000, seed=1)
     p = W / (W + W.T + np.eye(3))
     assert p[1, 0] > 0.65 and p[0, 2] > 0.6 and p[1, 2] > 0.8  # ideal > random > worst (ties count half)
+
+
+
+def test_readme_interleaving_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "clicks.interleaving" in b)
+    ns: dict = {}
+    exec(compile(block, "README.md", "exec"), ns)
+    il = ns["il"]
+    assert sorted(il.shown.tolist()) == [11, 12, 13, 14, 15, 16]
+    # a click on the first result: A gets credit in proportion to how likely A placed it there
+    assert il.credit([0]) == pytest.approx(2 * il.prob[0] - 1)
+    assert capsys.readouterr().out.split()[-1] == str(il.credit([0]))

@@ -96,6 +96,11 @@ def top_k(order, gend, start, r, q, k, rng, out):
 
 
 # ----- data -----------------------------------------------------------------------------------
+def grades(labels: np.ndarray) -> int:
+    """Number of relevance grades the click models use: 2 for binary labels, else 5 (0-4)."""
+    return 2 if labels.max(initial=0) <= 1 else 5
+
+
 @dataclass
 class LtrData:
     """Documents of a learning-to-rank set grouped by query.
@@ -120,8 +125,7 @@ class LtrData:
 
     @property
     def grades(self) -> int:
-        """Number of relevance grades: 2 for binary labels, else 5 (0-4)."""
-        return 2 if self.labels.max(initial=0) <= 1 else 5
+        return grades(self.labels)
 
     def rankers(self, rankers: Sequence[int | Callable] | None = None, cutoff: int = CUTOFF) -> "Rankers":
         """Top-``cutoff`` lists of the given rankers: 0-based feature columns or functions mapping
@@ -129,8 +133,8 @@ class LtrData:
         items = list(range(self.n_features)) if rankers is None else list(rankers)
         if len(items) < 2:
             raise IrbanditsError(f"{self.source}: need at least 2 rankers, got {len(items)}")
-        scores = np.empty((len(items), len(self.labels)))
-        for r, item in enumerate(items):
+        orders, gends, starts, total = [], [], [], 0
+        for r, item in enumerate(items):  # one ranker at a time: memory stays O(documents)
             if callable(item):
                 s = np.asarray(item(self.features), dtype=np.float64)
                 if s.shape != (len(self.labels),):
@@ -140,10 +144,14 @@ class LtrData:
                     raise IrbanditsError(f"{self.source}: feature column {item} (feature {int(item) + 1} of the file) "
                                          f"does not exist; the data has {self.n_features} features")
                 s = self.features[:, int(item)]
-            scores[r] = s
-        if np.isnan(scores).any():
-            raise IrbanditsError("a ranker gave a NaN score")
-        order, gend, start = _build_lists(scores, self.bounds, cutoff)
+            if np.isnan(s).any():
+                raise IrbanditsError(f"ranker {r} gave a NaN score")
+            order, gend, start = _build_lists(np.ascontiguousarray(s)[None, :], self.bounds, cutoff)
+            orders.append(order)
+            gends.append(gend + total)
+            starts.append(start[0] + total)
+            total += len(order)
+        order, gend, start = np.concatenate(orders), np.concatenate(gends), np.stack(starts)
         names = [getattr(x, "__name__", f"ranker{r}") if callable(x) else f"feature{int(x) + 1}"
                  for r, x in enumerate(items)]
         return Rankers(order, gend, start, self.labels, cutoff, names)
@@ -170,7 +178,7 @@ class Rankers:
 
     @property
     def grades(self) -> int:
-        return 2 if self.labels.max(initial=0) <= 1 else 5
+        return grades(self.labels)
 
     def arrays(self) -> tuple:
         return self.order, self.gend, self.start, self.labels

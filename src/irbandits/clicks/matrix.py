@@ -3,8 +3,8 @@
 For every pair i < j, ``comparisons`` interleaved comparisons are run, each on a query drawn
 uniformly; a comparison's outcome o in [-1, 1] (> 0: i won; 0: a tie) counts as (1 + o) / 2 of
 a win, so p_ij is the mean of (1 + o) / 2 and p_ji = 1 - p_ij. This is how the thesis
-(``../shared/seeds/002``, Section 4.4: 4,000 comparisons per pair of the 64 NP2004 features) and
-the MergeDTS paper (400,000 per pair on MSLR) built their matrices.
+(``../shared/seeds/002``, Section 4.4.1: 4,000 comparisons per pair of the 64 NP2004 features) and
+the MergeDTS paper (``../shared/seeds/001``, Section 5.3: 400,000 per pair on MSLR) built their matrices.
 
 Each pair has its own generator derived from ``SeedSequence(seed)``, and pairs run in parallel
 numba threads, so the matrix is the same for every thread count.
