@@ -59,6 +59,15 @@ def test_np2004_matrix_has_the_best_feature_as_condorcet_winner(np2004):
     assert P.condorcet_winner == int(np.argmax(mean_ndcg(np2004, R)))  # feature 23, also the best offline
 
 
+@pytest.mark.parametrize("method", ["team-draft", "probabilistic"])
+def test_multileaving_finds_the_same_np2004_winner(np2004, method):
+    from irbandits.clicks.multileaving import estimate_by_multileaving
+
+    est = estimate_by_multileaving(np2004.rankers(), "navigational", method, 2000, per_step=8, seed=2)
+    assert est.matrix.condorcet_winner == 22  # feature 23, as with interleaving
+    assert (est.se[~np.eye(64, dtype=bool)] > 0).all()
+
+
 def test_lightgbm_matrix_winner_is_a_top_feature_offline(lgbm):
     R = lgbm.rankers()
     P = estimate_matrix(R, "navigational", "probabilistic", 100, seed=0, progress=False).matrix

@@ -224,15 +224,15 @@ def simulate(
 class _progress:
     """A rich progress bar counting duels, or nothing when disabled."""
 
-    def __init__(self, enabled: bool, tasks: int, horizon: int):
-        self.enabled, self.tasks, self.horizon = enabled and tasks > 0, tasks, horizon
+    def __init__(self, enabled: bool, tasks: int, horizon: int, label: str = "simulating runs"):
+        self.enabled, self.tasks, self.horizon, self.label = enabled and tasks > 0, tasks, horizon, label
 
     def __enter__(self):
         if not self.enabled:
             return lambda: None
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-        self._bar = Progress(TextColumn("simulating runs"), BarColumn(), MofNCompleteColumn(),
+        self._bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
                              TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
         self._bar.start()
         task = self._bar.add_task("runs", total=self.tasks)

@@ -129,7 +129,7 @@ def estimate_matrix(
     try:
         from irbandits.simulate import _progress
 
-        with _progress(progress, (len(first) + chunk - 1) // chunk, 0) as advance:
+        with _progress(progress, (len(first) + chunk - 1) // chunk, 0, "pairs (in blocks)") as advance:
             for lo in range(0, len(first), chunk):
                 sl = slice(lo, lo + chunk)
                 _estimate(method.interleave, method.credit, rankers.arrays(), model.arrays(),

@@ -33,8 +33,9 @@ from numba import njit
 from irbandits.clicks.click_models import ClickModel, simulate_clicks
 from irbandits.clicks.interleaving import CUTOFF, _RANK_WEIGHT, _position
 from irbandits.clicks.ltr import Rankers, top_k
-from irbandits.clicks.matrix import resolve_model
+from irbandits.clicks.matrix import Estimate, resolve_model
 from irbandits.errors import IrbanditsError
+from irbandits.problems import PreferenceMatrix
 from irbandits.rng import new_rng, randint, uniform
 
 
@@ -222,3 +223,24 @@ def multileave_wins(rankers: Rankers, click_model: str | ClickModel = "navigatio
     _multileave_wins(ml.multileave, ml.credit, rankers.arrays(), model.arrays(), rankers.K, m, int(steps),
                      new_rng(seed), wins)
     return wins
+
+
+def estimate_by_multileaving(rankers: Rankers, click_model: str | ClickModel = "navigational",
+                             method: str = "team-draft", comparisons: int = 4000, per_step: int | None = None,
+                             seed: int = 0, name: str = "ltr-multileaved") -> Estimate:
+    """A preference matrix from multileaved comparisons of ``per_step`` random rankers each (default
+    all), run until every pair has met about ``comparisons`` times: p_ij = W_ij / (W_ij + W_ji)."""
+    m = rankers.K if per_step is None else int(per_step)
+    W = multileave_wins(rankers, click_model, method, multileave_steps(rankers.K, m, comparisons), m, seed)
+    N = W + W.T
+    np.fill_diagonal(N, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        P = np.where(N > 0, W / N, 0.5)
+        se = np.where(N > 0, np.sqrt(P * (1 - P) / N), 0.0)
+    np.fill_diagonal(P, 0.5)
+    return Estimate(PreferenceMatrix(P, name=name), se, list(rankers.names), int(comparisons))
+
+
+def multileave_steps(K: int, per_step: int, comparisons: int) -> int:
+    """Multileaved lists of ``per_step`` of ``K`` rankers for each pair to meet ``comparisons`` times."""
+    return int(np.ceil(comparisons * K * (K - 1) / max(per_step * (per_step - 1), 1)))
