@@ -111,6 +111,13 @@ def test_probabilistic_first_result_follows_the_softmax_mixture():
     assert abs(np.mean(firsts == 0) - p0) < 4 * np.sqrt(p0 * (1 - p0) / 40_000)
 
 
+def test_live_api_takes_any_document_ids():
+    il = interleave("team-draft", ["d1", "d2", "d3"], ["d3", "d9"], seed=4)
+    ref = interleave("team-draft", [1, 2, 3], [3, 9], seed=4)
+    assert il.shown.tolist() == ["d" + str(x) for x in ref.shown.tolist()]
+    assert il.credit([0]) == ref.credit([0])
+
+
 def test_live_api_checks_its_input():
     with pytest.raises(IrbanditsError, match="unknown interleaving method 'team_draft'"):
         get_method("team_draft")
@@ -124,27 +131,24 @@ def test_team_draft_multileaving_picks_in_rounds():
     gen = np.random.default_rng(2)
     for seed in range(200):
         m = int(gen.integers(2, 6))
-        lists = np.full((m, CUTOFF), -1, np.int64)
         lens = gen.integers(1, CUTOFF + 1, m)
-        for r in range(m):
-            lists[r, :lens[r]] = gen.permutation(20)[:lens[r]]
-        ml = multileave("team-draft", lists, lens, seed=seed)
+        rankings = [gen.permutation(20)[:lens[r]].tolist() for r in range(m)]
+        ml = multileave("team-draft", rankings, seed=seed)
         shown = ml.shown.tolist()
         assert len(set(shown)) == len(shown)
         for s, (d, r) in enumerate(zip(shown, ml.assign.tolist())):
             # each pick is its ranker's best result not yet shown
-            assert d == next(x for x in lists[r, :lens[r]].tolist() if x not in shown[:s])
+            assert d == next(x for x in rankings[r] if x not in shown[:s])
         sizes = np.bincount(ml.assign, minlength=m)
         for r in range(m):  # a ranker falls more than a round behind only when it has run out
-            assert sizes[r] >= sizes.max() - 1 or set(lists[r, :lens[r]].tolist()) <= set(shown)
+            assert sizes[r] >= sizes.max() - 1 or set(rankings[r]) <= set(shown)
         clicks = [s for s in range(len(shown)) if gen.random() < 0.5]
         credit = ml.credit(clicks)
         assert credit.sum() == len(clicks) and all(credit[ml.assign[s]] >= 1 for s in clicks)
 
 
 def test_probabilistic_multileaving_credit_is_a_distribution_over_rankers():
-    lists = np.array([[1, 2, 3] + [-1] * 7, [3, 2, 1] + [-1] * 7, [4, 5, 6] + [-1] * 7])
-    ml = multileave("probabilistic", lists, np.array([3, 3, 3]), seed=2)
+    ml = multileave("probabilistic", [[1, 2, 3], [3, 2, 1], [4, 5, 6]], seed=2)
     np.testing.assert_allclose(ml.prob.sum(axis=1), 1.0)
     assert sorted(ml.shown.tolist()) == [1, 2, 3, 4, 5, 6]
     for s, d in enumerate(ml.shown.tolist()):

@@ -154,3 +154,16 @@ def test_matrix_command_writes_a_loadable_problem_and_reports_the_winner(tmp_pat
 def test_matrix_command_mistakes_are_one_line(tmp_path, args, message):
     r = irbandits("matrix", "--ltr", NP2004, "--comparisons", "10", "--out", str(tmp_path / "m.txt"), *args)
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_full_simulation_is_the_same_for_every_worker_count(lgbm):
+    import pandas as pd
+
+    env = ClickEnvironment(lgbm.rankers([0, 10, 99, 120]), "navigational", "team-draft")
+    P = env.estimate(500, seed=0).matrix
+    runs = [simulate(P, ["RUCB", "MergeDTS"], horizon=3000, runs=2, seed=1, progress=False, environment=env, jobs=j)
+            for j in (1, 2)]
+    cols = ["algorithm", "run", "step", "regret", "recommended"]
+    pd.testing.assert_frame_equal(runs[0][cols], runs[1][cols])
+    proxy = simulate(P, ["RUCB"], horizon=3000, runs=2, seed=1, progress=False)
+    assert not np.array_equal(proxy.regret, runs[0][runs[0].algorithm == "RUCB"].regret)  # it really interleaved

@@ -207,13 +207,29 @@ def get_method(name: str) -> Method:
 
 
 # ----- one comparison at a time -----------------------------------------------------------------
-def _as_list(x, what: str) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.int64).ravel()
-    if len(arr) > CUTOFF or len(np.unique(arr)) != len(arr):
-        raise IrbanditsError(f"{what} must list at most {CUTOFF} distinct documents, got {arr.tolist()}")
-    out = np.full(CUTOFF, -1, np.int64)
-    out[:len(arr)] = arr
-    return out, len(arr)
+def encode(rankings, names) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rankings of any document ids as the kernels' input: int64[m, 10] (padded with -1), the
+    lengths, and the ids in order of first appearance (kernel document i is ``ids[i]``)."""
+    ids = list(dict.fromkeys(d for r in rankings for d in r))
+    index = {d: i for i, d in enumerate(ids)}
+    lists, lens = np.full((len(rankings), CUTOFF), -1, np.int64), np.zeros(len(rankings), np.int64)
+    for r, (ranking, name) in enumerate(zip(rankings, names)):
+        ranking = list(ranking)
+        if len(ranking) > CUTOFF or len(set(ranking)) != len(ranking):
+            raise IrbanditsError(f"{name} must list at most {CUTOFF} distinct documents, got {ranking}")
+        lists[r, :len(ranking)] = [index[d] for d in ranking]
+        lens[r] = len(ranking)
+    return lists, lens, np.asarray(ids)
+
+
+def clicks_at(clicked_positions, shown: int) -> np.ndarray:
+    """The kernels' click array for clicks at these 0-based positions of a shown list."""
+    clicks = np.zeros(CUTOFF, np.bool_)
+    for p in clicked_positions:
+        if not 0 <= int(p) < shown:
+            raise IrbanditsError(f"clicked position {p} is not in the shown list of {shown}")
+        clicks[int(p)] = True
+    return clicks
 
 
 @dataclass
@@ -221,31 +237,25 @@ class Interleaved:
     """One interleaved list: show ``shown``; pass the clicked positions to :meth:`credit`."""
 
     method: Method
-    a: np.ndarray
-    na: int
-    b: np.ndarray
-    nb: int
     shown: np.ndarray
     assign: np.ndarray
     prob: np.ndarray
+    _lists: np.ndarray
+    _lens: np.ndarray
+    _shown: np.ndarray
 
     def credit(self, clicked_positions) -> float:
         """Outcome in [-1, 1] for clicks at these 0-based positions of ``shown``: > 0 means A won."""
-        clicks = np.zeros(CUTOFF, np.bool_)
-        for p in clicked_positions:
-            if not 0 <= int(p) < len(self.shown):
-                raise IrbanditsError(f"clicked position {p} is not in the shown list of {len(self.shown)}")
-            clicks[int(p)] = True
-        return float(self.method.credit(self.a, self.na, self.b, self.nb, self.shown, len(self.shown),
-                                        self.assign, self.prob, clicks))
+        (a, b), (na, nb) = self._lists, self._lens
+        return float(self.method.credit(a, na, b, nb, self._shown, len(self._shown), self.assign, self.prob,
+                                        clicks_at(clicked_positions, len(self._shown))))
 
 
 def interleave(method: str, a, b, seed: int | None = None, rng: np.ndarray | None = None) -> Interleaved:
-    """Interleave document lists ``a`` and ``b`` (ids as integers, best first) with ``method``."""
+    """Interleave rankings ``a`` and ``b`` (document ids of any kind, best first) with ``method``."""
     m = get_method(method)
-    la, na = _as_list(a, "ranking A")
-    lb, nb = _as_list(b, "ranking B")
+    lists, lens, ids = encode([a, b], ["ranking A", "ranking B"])
     rng = new_rng(seed or 0) if rng is None else rng
     shown, assign, prob = np.full(CUTOFF, -1, np.int64), np.zeros(CUTOFF, np.int64), np.zeros(CUTOFF)
-    n = m.interleave(la, na, lb, nb, rng, shown, assign, prob)
-    return Interleaved(m, la, na, lb, nb, shown[:n].copy(), assign[:n].copy(), prob[:n].copy())
+    n = m.interleave(lists[0], lens[0], lists[1], lens[1], rng, shown, assign, prob)
+    return Interleaved(m, ids[shown[:n]], assign[:n].copy(), prob[:n].copy(), lists, lens, shown[:n].copy())

@@ -16,10 +16,11 @@ Kernels share one signature (``lists`` int64[m, 10], ``lens`` int64[m])::
 Ranker i beats j in a multileaved comparison when its credit is larger; :func:`multileave_wins`
 runs many such steps, each on a random query with a random subset of rankers.
 
->>> lists = np.array([[1, 2, 3] + [-1] * 7, [3, 2, 1] + [-1] * 7, [4, 5, 6] + [-1] * 7])
->>> ml = multileave("team-draft", lists, np.array([3, 3, 3]), seed=2)
+>>> ml = multileave("team-draft", [["a", "b", "c"], ["c", "b", "a"], ["d", "e", "f"]], seed=2)
 >>> sorted(ml.shown.tolist())
-[1, 2, 3, 4, 5, 6]
+['a', 'b', 'c', 'd', 'e', 'f']
+>>> ml.credit([ml.shown.tolist().index("d")]).tolist()     # a click on d credits the third ranker
+[0.0, 0.0, 1.0]
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from irbandits.clicks.click_models import ClickModel, simulate_clicks
-from irbandits.clicks.interleaving import CUTOFF, _RANK_WEIGHT, _position
+from irbandits.clicks.interleaving import CUTOFF, _RANK_WEIGHT, _position, clicks_at, encode
 from irbandits.clicks.ltr import Rankers, top_k
 from irbandits.clicks.matrix import Estimate, resolve_model
 from irbandits.errors import IrbanditsError
@@ -181,34 +182,30 @@ class Multileaved:
     """One multileaved list: show ``shown``; :meth:`credit` gives each ranker's credit for clicks."""
 
     method: Multileaving
-    lists: np.ndarray
-    lens: np.ndarray
     shown: np.ndarray
     assign: np.ndarray
     prob: np.ndarray
+    _lists: np.ndarray
+    _lens: np.ndarray
+    _shown: np.ndarray
 
     def credit(self, clicked_positions) -> np.ndarray:
-        clicks = np.zeros(CUTOFF, np.bool_)
-        for p in clicked_positions:
-            if not 0 <= int(p) < len(self.shown):
-                raise IrbanditsError(f"clicked position {p} is not in the shown list of {len(self.shown)}")
-            clicks[int(p)] = True
-        out = np.zeros(len(self.lens))
-        self.method.credit(self.lists, self.lens, self.shown, len(self.shown), self.assign, self.prob, clicks, out)
+        out = np.zeros(len(self._lens))
+        self.method.credit(self._lists, self._lens, self._shown, len(self._shown), self.assign, self.prob,
+                           clicks_at(clicked_positions, len(self._shown)), out)
         return out
 
 
-def multileave(method: str, lists, lens, seed: int = 0) -> Multileaved:
-    """Multileave the rows of ``lists`` (document ids, best first; row r has ``lens[r]`` of them)."""
+def multileave(method: str, rankings, seed: int = 0) -> Multileaved:
+    """Multileave ``rankings`` (a sequence of lists of document ids, best first, at most 10 each)."""
     ml = get_multileaving(method)
-    lists = np.ascontiguousarray(lists, dtype=np.int64)
-    lens = np.asarray(lens, dtype=np.int64)
-    if lists.ndim != 2 or lists.shape[1] != CUTOFF or len(lens) != lists.shape[0] or (lens > CUTOFF).any():
-        raise IrbanditsError(f"lists must be m x {CUTOFF} with lens[r] <= {CUTOFF} documents in row r")
+    if len(rankings) < 2:
+        raise IrbanditsError(f"multileaving needs at least 2 rankings, got {len(rankings)}")
+    lists, lens, ids = encode(rankings, [f"ranking {r}" for r in range(len(rankings))])
     shown, assign = np.empty(CUTOFF, np.int64), np.empty(CUTOFF, np.int64)
     prob = np.zeros((CUTOFF, len(lens)))
     n = ml.multileave(lists, lens, new_rng(seed), shown, assign, prob)
-    return Multileaved(ml, lists, lens, shown[:n].copy(), assign[:n].copy(), prob[:n].copy())
+    return Multileaved(ml, ids[shown[:n]], assign[:n].copy(), prob[:n].copy(), lists, lens, shown[:n].copy())
 
 
 def multileave_wins(rankers: Rankers, click_model: str | ClickModel = "navigational", method: str = "team-draft",
