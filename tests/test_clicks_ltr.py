@@ -136,3 +136,18 @@ def test_click_model_mistakes_are_clear():
         ClickModel.cascade([0.1, 1.2], [0, 0])
     with pytest.raises(IrbanditsError, match="grades must be 0..1"):
         ClickModel.named("perfect", grades=2).simulate([0, 3], np.zeros(2, np.bool_), new_rng(0))
+
+
+@pytest.mark.parametrize("path", [NP2004, LGBM])
+def test_every_list_is_a_valid_top_ten_for_every_query(path):
+    """Reference: a list is valid when its scores are the 10 highest of the query, in order."""
+    d = read_ltr(path)
+    features = [0, 5, 22, 40] if d.n_features == 64 else [0, 10, 99, 185, 250]
+    R = d.rankers(features)
+    for r, f in enumerate(features):
+        for q in range(d.n_queries):
+            scores = d.features[d.bounds[q]:d.bounds[q + 1], f]
+            top = R.ranking(r, q, seed=r * 1000 + q)
+            assert len(set(top.tolist())) == len(top) == min(10, len(scores))
+            assert ((top >= d.bounds[q]) & (top < d.bounds[q + 1])).all()
+            np.testing.assert_array_equal(d.features[top, f], np.sort(scores)[::-1][:len(top)])

@@ -13,6 +13,7 @@ anew for every impression, cut at 10 (``../shared/spec/online.md``, "Interleavin
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -204,9 +205,7 @@ def read_ltr(path: str | Path, query_file: str | Path | None = None) -> LtrData:
         query_file = Path(str(path) + ".query")
     labels: list[float] = []
     qids: list[str | None] = []
-    rows: list[int] = []
-    cols: list[int] = []
-    vals: list[float] = []
+    rows, cols, vals = array("q"), array("q"), array("d")  # compact: MSLR has 5 * 10^8 values
     for number, fields in _lines(path):
         if fields[0].startswith("#"):
             continue
@@ -234,7 +233,8 @@ def read_ltr(path: str | Path, query_file: str | Path | None = None) -> LtrData:
         qids.append(qid)
     if not labels:
         raise IrbanditsError(f"{path}: no documents")
-    features = np.zeros((len(labels), max(cols, default=-1) + 1))
+    rows, cols, vals = (np.frombuffer(x, dtype=t) for x, t in ((rows, np.int64), (cols, np.int64), (vals, np.float64)))
+    features = np.zeros((len(labels), int(cols.max(initial=-1)) + 1))
     features[rows, cols] = vals
     y = np.asarray(labels, dtype=np.int64)
     if qids[0] is not None:
