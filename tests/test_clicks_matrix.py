@@ -167,3 +167,13 @@ def test_full_simulation_is_the_same_for_every_worker_count(lgbm):
     pd.testing.assert_frame_equal(runs[0][cols], runs[1][cols])
     proxy = simulate(P, ["RUCB"], horizon=3000, runs=2, seed=1, progress=False)
     assert not np.array_equal(proxy.regret, runs[0][runs[0].algorithm == "RUCB"].regret)  # it really interleaved
+
+
+def test_full_and_proxy_results_never_share_an_output_directory(lgbm, tmp_path):
+    from irbandits.errors import IrbanditsError
+
+    env = ClickEnvironment(lgbm.rankers([0, 99]), "perfect", "team-draft")
+    P = env.estimate(200, seed=0).matrix
+    simulate(P, ["RUCB"], horizon=100, runs=1, progress=False, out=tmp_path)
+    with pytest.raises(IrbanditsError, match="different experiment"):
+        simulate(P, ["RUCB"], horizon=100, runs=1, progress=False, out=tmp_path, environment=env)

@@ -148,8 +148,8 @@ def _check_out_dir(out: Path, config: dict) -> None:
     cfg_path = out / "config.json"
     if cfg_path.exists():
         old = json.loads(cfg_path.read_text())
-        if {k: old.get(k) for k in ("problem", "matrix_sha", "horizon", "seed")} != {
-            k: config[k] for k in ("problem", "matrix_sha", "horizon", "seed")
+        if {k: old.get(k) for k in ("problem", "matrix_sha", "horizon", "seed", "environment")} != {
+            k: config.get(k) for k in ("problem", "matrix_sha", "horizon", "seed", "environment")
         }:
             raise IrbanditsError(f"{out} holds results of a different experiment ({old}); use another --out")
     cfg_path.write_text(json.dumps(config, indent=1))
@@ -186,7 +186,8 @@ def simulate(
         import hashlib
 
         _check_out_dir(out, dict(problem=problem.name, matrix_sha=hashlib.sha256(problem.p.tobytes()).hexdigest(),
-                                 horizon=horizon, seed=seed, runs=runs, algorithms=[s.label for s in specs]))
+                                 horizon=horizon, seed=seed, runs=runs, algorithms=[s.label for s in specs],
+                                 environment=None if environment is None else repr(environment)))
     pieces: list[pd.DataFrame] = []
     todo = []
     for s in specs:
