@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from irbandits import cli_clicks
 from irbandits.cli_evaluate import compare_measures, evaluate
 from irbandits.cli_pool import pool_app
 from irbandits.cli_reproduce import reproduce
@@ -68,8 +69,14 @@ def simulate(
     seed: int = typer.Option(0, help="master seed; per-run seeds derive from it"),
     out: Path = typer.Option(Path("results"), help="output directory (resumable)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
+    ltr: Optional[Path] = typer.Option(None, help="full simulation: every duel interleaves two features of this LTR file"),
+    query_file: Optional[Path] = cli_clicks.QUERY_FILE,
+    click_model: str = cli_clicks.CLICK_MODEL,
+    interleaving: str = cli_clicks.INTERLEAVING,
+    rankers: Optional[str] = cli_clicks.RANKERS,
 ) -> None:
-    """Run dueling-bandit algorithms on a Bernoulli problem; write a table and plots."""
+    """Run dueling-bandit algorithms on a Bernoulli problem, or with --ltr on real interleaved
+    comparisons (regret against --matrix, else a matrix estimated first); write a table and plots."""
     from irbandits.plots import plot_accuracy, plot_regret
     from irbandits.simulate import simulate as run_simulation
     from irbandits.simulate import summarize
@@ -80,13 +87,14 @@ def simulate(
     from irbandits.dueling import list_algorithms
 
     specs = [parse_spec(a) for a in (algorithm or list_algorithms().name)]
-    P = _load_problem(problem, matrix)
+    environment = cli_clicks.ltr_environment(ltr, query_file, click_model, interleaving, rankers)[1] if ltr else None
+    P = cli_clicks.reference_problem(environment, matrix, seed, ltr.name) if ltr else _load_problem(problem, matrix)
     winners = ", ".join(str(w) for w in P.winners)
     console.print(f"problem {P.name}: K={P.K}, {P.winner_type} winner(s) {winners}; "
                   f"horizon {T:,}, {runs} runs, {jobs} jobs, seed {seed}", markup=False)
     start = time.perf_counter()
     table = run_simulation(P, specs, horizon=T, runs=runs, seed=seed, jobs=jobs, out=out,
-                           progress=progress and sys.stderr.isatty())
+                           progress=progress and sys.stderr.isatty(), environment=environment)
     summary = summarize(table)
     summary.insert(2, "regret", [f"{m:.4g} ± {se:.2g}" for m, se in zip(summary.regret_mean, summary.regret_se)])
     summary = summary.drop(columns=["regret_mean", "regret_se"])
@@ -116,6 +124,7 @@ app.add_typer(pool_app, name="pool")
 app.command()(evaluate)
 app.command("compare-measures")(compare_measures)
 app.add_typer(reproduce, name="reproduce")
+app.command()(cli_clicks.matrix)
 
 
 def main() -> None:

@@ -34,14 +34,21 @@ COLUMNS = ["algorithm", "run", "step", "regret", "copeland_regret", "recommended
 
 
 @njit
-def _run(select, update, recommend, st, rng, env, P, gaps, cgaps, checkpoints, out_reg, out_creg, out_rec):
-    """The simulation loop: one Bernoulli duel per step, regret recorded at checkpoints."""
+def bernoulli_duel(P, env, c, d):
+    """The Bernoulli proxy: c beats d with probability ``P[c, d]``."""
+    return uniform(env) < P[c, d]
+
+
+@njit
+def _run(select, update, recommend, st, rng, env, duel, world, gaps, cgaps, checkpoints, out_reg, out_creg, out_rec):
+    """The simulation loop: one duel per step (``duel(world, env, c, d) -> c won``), regret
+    recorded at checkpoints."""
     reg = 0.0
     creg = 0.0
     k = 0
     for step in range(1, checkpoints[-1] + 1):
         c, d = select(st, rng)
-        c_won = uniform(env) < P[c, d]
+        c_won = duel(world, env, c, d)
         update(st, rng, c, d, c_won)
         reg += 0.5 * (gaps[c] + gaps[d])
         creg += 0.5 * (cgaps[c] + cgaps[d])
@@ -78,11 +85,14 @@ def run_one(
     seed=0,
     steps: np.ndarray | None = None,
     perm: np.ndarray | None = None,
+    environment=None,
 ) -> RunResult:
     """Run ``algorithm`` (which continues from its current state) for ``horizon`` duels.
 
     ``perm`` relabels arms (the algorithm's arm i is the problem's arm ``perm[i]``); ``seed`` seeds
-    the environment's coin flips.
+    the environment's coin flips. ``environment`` replaces the Bernoulli proxy: an object with a
+    compiled ``duel`` kernel and ``world(perm)`` giving its data (e.g.
+    :class:`irbandits.clicks.environment.ClickEnvironment`); regret still comes from ``problem``.
     """
     if algorithm.K != problem.K:
         raise IrbanditsError(f"{algorithm.name} has K={algorithm.K} but problem {problem.name} has K={problem.K}")
@@ -94,31 +104,32 @@ def run_one(
     out_reg, out_creg = np.zeros(len(steps)), np.zeros(len(steps))
     out_rec = np.zeros(len(steps), np.int64)
     cls = type(algorithm)
-    _compile(algorithm, P, gaps, cgaps)
+    duel, world = (bernoulli_duel, P) if environment is None else (environment.duel, environment.world(perm))
+    _compile(algorithm, duel, world, gaps, cgaps)
     start = time.perf_counter()
     _run(cls._select, cls._update, cls._recommend, algorithm._st, algorithm._rng, new_rng(seed),
-         P, gaps, cgaps, steps, out_reg, out_creg, out_rec)
+         duel, world, gaps, cgaps, steps, out_reg, out_creg, out_rec)
     seconds = time.perf_counter() - start
     rec = perm[out_rec]
     return RunResult(steps, out_reg, out_creg, rec, np.isin(rec, problem.winners), seconds)
 
 
-def _compile(algorithm: DuelingAlgorithm, P, gaps, cgaps) -> None:
+def _compile(algorithm: DuelingAlgorithm, duel, world, gaps, cgaps) -> None:
     """Compile the loop for this algorithm on a throwaway copy, so timings measure only running."""
     cls, warm = type(algorithm), algorithm.clone()
     one = np.ones(1, np.int64)
     _run(cls._select, cls._update, cls._recommend, warm._st, warm._rng, new_rng(0),
-         P, gaps, cgaps, one, np.zeros(1), np.zeros(1), np.zeros(1, np.int64))
+         duel, world, gaps, cgaps, one, np.zeros(1), np.zeros(1), np.zeros(1, np.int64))
 
 
-def _task(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int, run_seed) -> pd.DataFrame:
+def _task(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int, run_seed, environment=None) -> pd.DataFrame:
     # fixed children (not .spawn(), which counts calls) so every algorithm of run r sees the same seeds
     perm_ss, env_ss, alg_ss = (
         np.random.SeedSequence(run_seed.entropy, spawn_key=(*run_seed.spawn_key, i)) for i in range(3)
     )
     perm = np.random.default_rng(perm_ss).permutation(problem.K)
     algo = spec.make(problem.K, seed=alg_ss, horizon=horizon)
-    r = run_one(algo, problem, horizon, seed=env_ss, perm=perm)
+    r = run_one(algo, problem, horizon, seed=env_ss, perm=perm, environment=environment)
     return pd.DataFrame(dict(
         algorithm=spec.label, run=run, step=r.steps, regret=r.regret, copeland_regret=r.copeland_regret,
         recommended=r.recommended, correct=r.correct, run_seconds=r.seconds,
@@ -137,8 +148,8 @@ def _check_out_dir(out: Path, config: dict) -> None:
     cfg_path = out / "config.json"
     if cfg_path.exists():
         old = json.loads(cfg_path.read_text())
-        if {k: old.get(k) for k in ("problem", "matrix_sha", "horizon", "seed")} != {
-            k: config[k] for k in ("problem", "matrix_sha", "horizon", "seed")
+        if {k: old.get(k) for k in ("problem", "matrix_sha", "horizon", "seed", "environment")} != {
+            k: config.get(k) for k in ("problem", "matrix_sha", "horizon", "seed", "environment")
         }:
             raise IrbanditsError(f"{out} holds results of a different experiment ({old}); use another --out")
     cfg_path.write_text(json.dumps(config, indent=1))
@@ -153,6 +164,7 @@ def simulate(
     jobs: int = 1,
     out: str | Path | None = None,
     progress: bool = True,
+    environment=None,
 ) -> pd.DataFrame:
     """Simulate every algorithm ``runs`` times on ``problem`` and return a tidy table.
 
@@ -160,6 +172,7 @@ def simulate(
     recommended (arm in the problem's labels), correct (recommended is a winner), run_seconds.
     With ``out``, every finished run is written to ``out/runs/`` at once and the whole table to
     ``out/results.parquet``; a rerun with the same ``out`` skips the runs already there.
+    ``environment`` (see :func:`run_one`) makes every duel a real one, e.g. an interleaved comparison.
     """
     horizon = int(horizon)
     if horizon < 1 or runs < 1 or jobs < 1:
@@ -173,7 +186,8 @@ def simulate(
         import hashlib
 
         _check_out_dir(out, dict(problem=problem.name, matrix_sha=hashlib.sha256(problem.p.tobytes()).hexdigest(),
-                                 horizon=horizon, seed=seed, runs=runs, algorithms=[s.label for s in specs]))
+                                 horizon=horizon, seed=seed, runs=runs, algorithms=[s.label for s in specs],
+                                 environment=None if environment is None else repr(environment)))
     pieces: list[pd.DataFrame] = []
     todo = []
     for s in specs:
@@ -191,11 +205,11 @@ def simulate(
     with _progress(progress, len(todo), horizon) as advance:
         if jobs == 1 or len(todo) <= 1:
             for s, r in todo:
-                done(_task(s, problem, horizon, r, run_seeds[r]))
+                done(_task(s, problem, horizon, r, run_seeds[r], environment))
                 advance()
         else:
             with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-                futures = [pool.submit(_task, s, problem, horizon, r, run_seeds[r]) for s, r in todo]
+                futures = [pool.submit(_task, s, problem, horizon, r, run_seeds[r], environment) for s, r in todo]
                 for f in as_completed(futures):
                     done(f.result())
                     advance()
@@ -211,15 +225,15 @@ def simulate(
 class _progress:
     """A rich progress bar counting duels, or nothing when disabled."""
 
-    def __init__(self, enabled: bool, tasks: int, horizon: int):
-        self.enabled, self.tasks, self.horizon = enabled and tasks > 0, tasks, horizon
+    def __init__(self, enabled: bool, tasks: int, horizon: int, label: str = "simulating runs"):
+        self.enabled, self.tasks, self.horizon, self.label = enabled and tasks > 0, tasks, horizon, label
 
     def __enter__(self):
         if not self.enabled:
             return lambda: None
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-        self._bar = Progress(TextColumn("simulating runs"), BarColumn(), MofNCompleteColumn(),
+        self._bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
                              TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
         self._bar.start()
         task = self._bar.add_task("runs", total=self.tasks)

@@ -1,0 +1,130 @@
+"""Simulated users: cascade, position-based and dependent click models in one compiled kernel.
+
+Every model is one rule: at rank ``i`` (0-based) the user examines the result with probability
+``exam[i]``, clicks an examined result of grade ``g`` with ``click[g]``, and after a click stops
+with probability ``1 - (1 - stop[g]) (1 - stop_rank[i])``. The cascade model is ``exam = 1``,
+``stop_rank = 0`` (parameters of ``../shared/spec/online.md``, "Interleaving and clicks"); the
+position-based model (PBM) has ``exam[i] = 1 / (i + 1) ** eta`` and never stops; the dependent
+click model (DCM, Guo et al. 2009) examines top-down and continues after a click at rank ``i``
+with probability ``lambda_i``.
+
+>>> m = ClickModel.named("navigational", grades=5)
+>>> m.click.tolist(), m.stop.tolist()
+([0.05, 0.3, 0.5, 0.7, 0.95], [0.2, 0.3, 0.5, 0.7, 0.9])
+>>> from irbandits.rng import new_rng
+>>> clicks = np.zeros(3, np.bool_)
+>>> ClickModel.named("perfect", grades=2).simulate([1, 0, 1], clicks, new_rng(1))
+2
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from irbandits.errors import IrbanditsError
+from irbandits.rng import uniform
+
+CUTOFF = 10
+
+# name -> grades -> (P(click | grade), P(stop | click, grade))
+CASCADE = {
+    "perfect": {5: ([0.0, 0.2, 0.4, 0.8, 1.0], [0.0, 0.0, 0.0, 0.0, 0.0]), 2: ([0.0, 1.0], [0.0, 0.0])},
+    "navigational": {5: ([0.05, 0.3, 0.5, 0.7, 0.95], [0.2, 0.3, 0.5, 0.7, 0.9]), 2: ([0.05, 0.95], [0.2, 0.9])},
+    "informational": {5: ([0.4, 0.6, 0.7, 0.8, 0.9], [0.1, 0.2, 0.3, 0.4, 0.5]), 2: ([0.4, 0.9], [0.1, 0.5])},
+    "random": {5: ([0.5] * 5, [0.0] * 5), 2: ([0.5, 0.5], [0.0, 0.0])},
+}
+
+
+@njit(cache=True)
+def simulate_clicks(grades, n, click, stop, exam, stop_rank, rng, out):
+    """Clicks on the first ``n`` results with relevance ``grades``; returns the number of clicks."""
+    total = 0
+    for i in range(n):
+        out[i] = False
+    for i in range(n):
+        g = grades[i]
+        if exam[i] < 1.0 and uniform(rng) >= exam[i]:
+            continue
+        if uniform(rng) < click[g]:
+            out[i] = True
+            total += 1
+            go_on = (1.0 - stop[g]) * (1.0 - stop_rank[i])
+            if go_on < 1.0 and uniform(rng) >= go_on:
+                break
+    return total
+
+
+def _probabilities(name: str, values, size: int) -> np.ndarray:
+    a = np.asarray(values, dtype=np.float64).ravel()
+    if len(a) != size:
+        raise IrbanditsError(f"{name} needs {size} probabilities, got {len(a)}")
+    if np.isnan(a).any() or (a < 0).any() or (a > 1).any():
+        raise IrbanditsError(f"{name} must be probabilities in [0, 1], got {a.tolist()}")
+    return a
+
+
+@dataclass(frozen=True)
+class ClickModel:
+    """A click model over graded results: arrays the compiled kernel reads (see module docstring)."""
+
+    name: str
+    click: np.ndarray
+    stop: np.ndarray
+    exam: np.ndarray
+    stop_rank: np.ndarray
+
+    @classmethod
+    def cascade(cls, click, stop, name: str = "cascade") -> "ClickModel":
+        """Cascade model with P(click | grade) and P(stop | click, grade), one value per grade."""
+        c = _probabilities("click", click, len(np.ravel(click)))
+        s = _probabilities("stop", stop, len(c))
+        return cls(name, c, s, np.ones(CUTOFF), np.zeros(CUTOFF))
+
+    @classmethod
+    def position_based(cls, attractiveness, eta: float = 1.0, exam=None) -> "ClickModel":
+        """PBM: examination ``1 / (rank ** eta)`` (or ``exam`` per rank), click by grade, no stop."""
+        a = _probabilities("attractiveness", attractiveness, len(np.ravel(attractiveness)))
+        e = 1.0 / np.arange(1, CUTOFF + 1) ** float(eta) if exam is None else _probabilities("exam", exam, CUTOFF)
+        return cls("pbm", a, np.zeros(len(a)), e, np.zeros(CUTOFF))
+
+    @classmethod
+    def dependent(cls, attractiveness, continuation) -> "ClickModel":
+        """DCM: top-down, click by grade, continue after a click at rank i with ``continuation[i]``."""
+        a = _probabilities("attractiveness", attractiveness, len(np.ravel(attractiveness)))
+        lam = _probabilities("continuation", continuation, CUTOFF)
+        return cls("dcm", a, np.zeros(len(a)), np.ones(CUTOFF), 1.0 - lam)
+
+    @classmethod
+    def named(cls, name: str, grades: int = 5) -> "ClickModel":
+        """``perfect``, ``navigational``, ``informational`` or ``random`` (clicks at 0.5, no stop)
+        cascade for 5 grades (0-4) or 2 (binary); also ``pbm`` and ``dcm`` with attractiveness
+        from the navigational table (PBM: eta = 1; DCM: continuation 0.9 ** (rank))."""
+        if grades not in (2, 5):
+            raise IrbanditsError(f"click models are defined for 2 or 5 grades, got {grades}")
+        key = name.lower()
+        if key in CASCADE:
+            return cls.cascade(*CASCADE[key][grades], name=key)
+        if key == "pbm":
+            return cls.position_based(CASCADE["navigational"][grades][0])
+        if key == "dcm":
+            return cls.dependent(CASCADE["navigational"][grades][0], 0.9 ** np.arange(1, CUTOFF + 1))
+        raise IrbanditsError(f"unknown click model {name!r}; known: {', '.join([*CASCADE, 'pbm', 'dcm'])}")
+
+    @property
+    def grades(self) -> int:
+        return len(self.click)
+
+    def arrays(self) -> tuple:
+        return self.click, self.stop, self.exam, self.stop_rank
+
+    def simulate(self, grades, out: np.ndarray, rng: np.ndarray) -> int:
+        """Clicks of one user on a list with these relevance grades (writes ``out``, returns count)."""
+        g = np.asarray(grades, dtype=np.int64)
+        if len(g) > CUTOFF or len(out) < len(g):
+            raise IrbanditsError(f"a result list has at most {CUTOFF} results and out must hold them all")
+        if len(g) and (g.min() < 0 or g.max() >= self.grades):
+            raise IrbanditsError(f"grades must be 0..{self.grades - 1} for the {self.name} model, got {g.tolist()}")
+        return int(simulate_clicks(g, len(g), *self.arrays(), rng, out))

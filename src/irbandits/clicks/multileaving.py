@@ -1,0 +1,243 @@
+"""Multileaving: one list from more than two rankers, credit for each of them.
+
+Kernels share one signature (``lists`` int64[m, 10], ``lens`` int64[m])::
+
+    multileave(lists, lens, rng, shown, assign, prob) -> n       # prob: float64[10, m]
+    credit(lists, lens, shown, n, assign, prob, clicks, out)      # out[r]: credit of ranker r
+
+- ``team-draft`` multileaving (Schuth et al. 2014): in every round the rankers take turns in a
+  random order, each adding its best result not yet shown; a click credits the team of its result.
+- ``probabilistic`` multileaving (Schuth et al. 2015): in every round the rankers take turns in a
+  random order, each drawing from its softmax over its remaining results (P(d) proportional to
+  1 / rank(d)^3); a clicked slot s credits ranker r with P(r placed it | list) =
+  P_r(d_s) / sum_r' P_r'(d_s), computed per slot with a uniform prior over rankers (exact per-slot
+  marginalisation of the choice of ranker; the round structure is ignored in the prior).
+
+Ranker i beats j in a multileaved comparison when its credit is larger; :func:`multileave_wins`
+runs many such steps, each on a random query with a random subset of rankers.
+
+>>> ml = multileave("team-draft", [["a", "b", "c"], ["c", "b", "a"], ["d", "e", "f"]], seed=2)
+>>> sorted(ml.shown.tolist())
+['a', 'b', 'c', 'd', 'e', 'f']
+>>> ml.credit([ml.shown.tolist().index("d")]).tolist()     # a click on d credits the third ranker
+[0.0, 0.0, 1.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from numba import njit
+
+from irbandits.clicks.click_models import ClickModel, simulate_clicks
+from irbandits.clicks.interleaving import CUTOFF, _RANK_WEIGHT, _position, clicks_at, encode
+from irbandits.clicks.ltr import Rankers, top_k
+from irbandits.clicks.matrix import Estimate, resolve_model
+from irbandits.errors import IrbanditsError
+from irbandits.problems import PreferenceMatrix
+from irbandits.rng import new_rng, randint, uniform
+
+
+# ----- low level ------------------------------------------------------------------------------
+@njit(cache=True)
+def _shuffled(m, rng):
+    p = np.arange(m)
+    for i in range(m - 1, 0, -1):
+        j = randint(rng, i + 1)
+        p[i], p[j] = p[j], p[i]
+    return p
+
+
+@njit(cache=True)
+def team_draft_multileave(lists, lens, rng, shown, assign, prob):
+    m = lists.shape[0]
+    nxt = np.zeros(m, np.int64)
+    n = 0
+    while n < CUTOFF:
+        added = False
+        for r in _shuffled(m, rng):
+            while nxt[r] < lens[r] and _position(shown, n, lists[r, nxt[r]]) >= 0:
+                nxt[r] += 1
+            if nxt[r] < lens[r] and n < CUTOFF:
+                shown[n], assign[n] = lists[r, nxt[r]], r
+                n += 1
+                added = True
+        if not added:
+            break
+    return n
+
+
+@njit(cache=True)
+def team_multicredit(lists, lens, shown, n, assign, prob, clicks, out):
+    out[:] = 0.0
+    for i in range(n):
+        if clicks[i]:
+            out[assign[i]] += 1.0
+
+
+@njit(cache=True)
+def probabilistic_multileave(lists, lens, rng, shown, assign, prob):
+    m = lists.shape[0]
+    used = np.zeros((m, CUTOFF), np.bool_)
+    w = np.zeros(m)
+    for r in range(m):
+        for i in range(lens[r]):
+            w[r] += _RANK_WEIGHT[i]
+    n = 0
+    while n < CUTOFF:
+        added = False
+        for r in _shuffled(m, rng):
+            if w[r] <= 1e-300 or n == CUTOFF:
+                continue
+            target = uniform(rng) * w[r]
+            pick = -1
+            for i in range(lens[r]):
+                if not used[r, i]:
+                    pick = i
+                    target -= _RANK_WEIGHT[i]
+                    if target < 0.0:
+                        break
+            if pick < 0:
+                w[r] = 0.0
+                continue
+            d = lists[r, pick]
+            total = 0.0
+            for s in range(m):
+                pos = _position(lists[s], lens[s], d)
+                prob[n, s] = _RANK_WEIGHT[pos] / w[s] if pos >= 0 and not used[s, pos] else 0.0
+                total += prob[n, s]
+            for s in range(m):
+                prob[n, s] /= total
+                pos = _position(lists[s], lens[s], d)
+                if pos >= 0 and not used[s, pos]:
+                    used[s, pos] = True
+                    w[s] -= _RANK_WEIGHT[pos]
+            shown[n], assign[n] = d, r
+            n += 1
+            added = True
+        if not added:
+            break
+    return n
+
+
+@njit(cache=True)
+def marginalised_multicredit(lists, lens, shown, n, assign, prob, clicks, out):
+    out[:] = 0.0
+    for i in range(n):
+        if clicks[i]:
+            for r in range(lists.shape[0]):
+                out[r] += prob[i, r]
+
+
+@njit
+def _multileave_wins(multileave, credit, lists, model, K, m, steps, rng, wins):
+    order, gend, start, labels = lists
+    click, stop, exam, stop_rank = model
+    Q = start.shape[1] - 1
+    ls, lens = np.empty((m, CUTOFF), np.int64), np.empty(m, np.int64)
+    shown, assign, grades = np.empty(CUTOFF, np.int64), np.empty(CUTOFF, np.int64), np.empty(CUTOFF, np.int64)
+    prob, clicks, cr = np.empty((CUTOFF, m)), np.empty(CUTOFF, np.bool_), np.empty(m)
+    for _ in range(steps):
+        who = _shuffled(K, rng)[:m]
+        q = randint(rng, Q)
+        for s in range(m):
+            lens[s] = top_k(order, gend, start, who[s], q, CUTOFF, rng, ls[s])
+        n = multileave(ls, lens, rng, shown, assign, prob)
+        for i in range(n):
+            grades[i] = labels[shown[i]]
+        simulate_clicks(grades, n, click, stop, exam, stop_rank, rng, clicks)
+        credit(ls, lens, shown, n, assign, prob, clicks, cr)
+        for s in range(m):
+            for t in range(m):
+                if s != t:
+                    wins[who[s], who[t]] += 1.0 if cr[s] > cr[t] else (0.5 if cr[s] == cr[t] else 0.0)
+
+
+# ----- registry and public ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Multileaving:
+    name: str
+    description: str
+    multileave: Callable
+    credit: Callable
+
+
+METHODS = {m.name: m for m in [
+    Multileaving("team-draft", "team-draft multileaving (Schuth et al. 2014)", team_draft_multileave, team_multicredit),
+    Multileaving("probabilistic", "probabilistic multileaving (Schuth et al. 2015), tau = 3, per-slot marginalised credit",
+                 probabilistic_multileave, marginalised_multicredit),
+]}
+
+
+def get_multileaving(name: str) -> Multileaving:
+    if name.lower() not in METHODS:
+        raise IrbanditsError(f"unknown multileaving method {name!r}; known: {', '.join(METHODS)}")
+    return METHODS[name.lower()]
+
+
+@dataclass
+class Multileaved:
+    """One multileaved list: show ``shown``; :meth:`credit` gives each ranker's credit for clicks."""
+
+    method: Multileaving
+    shown: np.ndarray
+    assign: np.ndarray
+    prob: np.ndarray
+    _lists: np.ndarray
+    _lens: np.ndarray
+    _shown: np.ndarray
+
+    def credit(self, clicked_positions) -> np.ndarray:
+        out = np.zeros(len(self._lens))
+        self.method.credit(self._lists, self._lens, self._shown, len(self._shown), self.assign, self.prob,
+                           clicks_at(clicked_positions, len(self._shown)), out)
+        return out
+
+
+def multileave(method: str, rankings, seed: int = 0) -> Multileaved:
+    """Multileave ``rankings`` (a sequence of lists of document ids, best first, at most 10 each)."""
+    ml = get_multileaving(method)
+    if len(rankings) < 2:
+        raise IrbanditsError(f"multileaving needs at least 2 rankings, got {len(rankings)}")
+    lists, lens, ids = encode(rankings, [f"ranking {r}" for r in range(len(rankings))])
+    shown, assign = np.empty(CUTOFF, np.int64), np.empty(CUTOFF, np.int64)
+    prob = np.zeros((CUTOFF, len(lens)))
+    n = ml.multileave(lists, lens, new_rng(seed), shown, assign, prob)
+    return Multileaved(ml, ids[shown[:n]], assign[:n].copy(), prob[:n].copy(), lists, lens, shown[:n].copy())
+
+
+def multileave_wins(rankers: Rankers, click_model: str | ClickModel = "navigational", method: str = "team-draft",
+                    steps: int = 10_000, per_step: int | None = None, seed: int = 0) -> np.ndarray:
+    """Pairwise wins from ``steps`` multileaved comparisons, each of ``per_step`` random rankers
+    (default all) on a random query: ``W[i, j]`` counts i's wins over j (a tie counts half)."""
+    m = rankers.K if per_step is None else int(per_step)
+    if not 2 <= m <= rankers.K:
+        raise IrbanditsError(f"per_step must be 2..{rankers.K}, got {per_step}")
+    ml, model = get_multileaving(method), resolve_model(click_model, rankers.grades)
+    wins = np.zeros((rankers.K, rankers.K))
+    _multileave_wins(ml.multileave, ml.credit, rankers.arrays(), model.arrays(), rankers.K, m, int(steps),
+                     new_rng(seed), wins)
+    return wins
+
+
+def estimate_by_multileaving(rankers: Rankers, click_model: str | ClickModel = "navigational",
+                             method: str = "team-draft", comparisons: int = 4000, per_step: int | None = None,
+                             seed: int = 0, name: str = "ltr-multileaved") -> Estimate:
+    """A preference matrix from multileaved comparisons of ``per_step`` random rankers each (default
+    all), run until every pair has met about ``comparisons`` times: p_ij = W_ij / (W_ij + W_ji)."""
+    m = rankers.K if per_step is None else int(per_step)
+    W = multileave_wins(rankers, click_model, method, multileave_steps(rankers.K, m, comparisons), m, seed)
+    N = W + W.T
+    np.fill_diagonal(N, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        P = np.where(N > 0, W / N, 0.5)
+        se = np.where(N > 0, np.sqrt(P * (1 - P) / N), 0.0)
+    np.fill_diagonal(P, 0.5)
+    return Estimate(PreferenceMatrix(P, name=name), se, list(rankers.names), int(comparisons))
+
+
+def multileave_steps(K: int, per_step: int, comparisons: int) -> int:
+    """Multileaved lists of ``per_step`` of ``K`` rankers for each pair to meet ``comparisons`` times."""
+    return int(np.ceil(comparisons * K * (K - 1) / max(per_step * (per_step - 1), 1)))
