@@ -3,6 +3,7 @@
     python benchmarks/speed.py                  # all algorithms, K=136 (MSLR) and K=700 (bt-700)
     python benchmarks/speed.py --full-run       # also one 10^8-step MergeDTS (tuned) run on MSLR
     python benchmarks/speed.py -a RUCB -a DTS --steps 200000
+    python benchmarks/speed.py -a DTS --only-k 136 --warmup 1e6
 
 Each figure is one compiled run on one core (compile time excluded), after a warm-up that takes
 the algorithm past its first exploratory steps. Targets (issue 2): RUCB >= 200,000 steps/s at
@@ -38,10 +39,12 @@ def main() -> None:
     ap.add_argument("-a", "--algorithm", action="append", help="algorithm name (repeat); default all")
     ap.add_argument("--steps", type=float, default=1e6, help="timed steps per figure")
     ap.add_argument("--warmup", type=float, default=1e5, help="steps before timing")
+    ap.add_argument("--only-k", type=int, choices=(136, 700), help="only the MSLR (136) or the bt-700 (700) problem")
     ap.add_argument("--full-run", action="store_true", help="time one 10^8-step MergeDTS (tuned) run on MSLR")
     args = ap.parse_args()
     names = args.algorithm or list(list_algorithms().name)
     problems = [PreferenceMatrix.load(MSLR, name="mslr-navigational"), get_problem("bt-700")]
+    problems = [P for P in problems if args.only_k in (None, P.K)]
     print(f"{'algorithm':<15}{'K':>5}{'steps/s':>14}{'target':>10}{'vs duelpy':>11}")
     for name in names:
         for P in problems:
@@ -51,7 +54,7 @@ def main() -> None:
             ratio = f"{sps / DUELPY[P.K]:.0f}x" if P.K in DUELPY else ""
             print(f"{name:<15}{P.K:>5}{sps:>14,.0f}{(f'{target:,}' if target else ''):>10} {verdict:<6}{ratio:>5}", flush=True)
     if args.full_run:
-        P = problems[0]
+        P = PreferenceMatrix.load(MSLR, name="mslr-navigational")
         algo = get_algorithm("MergeDTS").tuned(P.K, seed=1, horizon=10**8)
         start = time.perf_counter()
         r = run_one(algo, P, 10**8, seed=1)

@@ -116,7 +116,7 @@ def sampled_copeland_winner(q, stamp, low_won, cand, nc, last, step, ties, rng):
     return pick(ties, n, rng)
 
 
-@njit(cache=True)
+@njit
 def _select(st, rng):
     W, t, params, thr, level, q, stamp, low_won, counts, cand, ties, last = st
     alpha = params[0]
