@@ -109,6 +109,12 @@ def algorithms() -> None:
     console.print(_table(list_algorithms()[["name", "description", "parameters", "settings"]], "algorithms"))
 
 
+from irbandits import cli_judge, cli_reproduce  # noqa: E402
+
+app.add_typer(cli_judge.app, name="judge")
+app.add_typer(cli_reproduce.app, name="reproduce")
+
+
 def main() -> None:
     """Entry point: user mistakes become one clear line and exit code 2."""
     try:

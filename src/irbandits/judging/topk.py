@@ -166,10 +166,14 @@ class TopKProcess:
         Pruning rule: ``"wins"`` (wins > n // 2) or ``"borda"`` (wins / pairs >= 0.5).
     seed
         Seeds the pairings and the left / right placement.
+    aliases
+        ``{topic: {duplicate: representative}}`` for merged exact duplicates
+        (:func:`irbandits.judging.duplicates.merge_duplicates`): judgments naming a duplicate count
+        for its representative, and results list the duplicates beside it.
     """
 
     def __init__(self, pools: dict[str, list[str]], n: int = 7, m: int = 9, extra: int = 0, k: int = 5,
-                 keep: str = "wins", seed: int = 0):
+                 keep: str = "wins", seed: int = 0, aliases: dict[str, dict[str, str]] | None = None):
         if keep not in KEEP_RULES:
             raise IrbanditsError(f"keep must be one of {', '.join(KEEP_RULES)}, got {keep!r}")
         for name, value, low in (("n", n, 1), ("m", m, 1), ("extra", extra, 0), ("k", k, 1)):
@@ -177,6 +181,7 @@ class TopKProcess:
                 raise IrbanditsError(f"{name} must be a whole number >= {low}, got {value!r}")
         self.params = dict(n=int(n), m=int(m), extra=int(extra), k=int(k), keep=keep, seed=int(seed))
         self._rng = new_rng(seed)
+        self.aliases = {str(t): dict(a) for t, a in (aliases or {}).items()}
         self.topics: dict[str, _Topic] = {}
         for topic, items in pools.items():
             if len(set(items)) != len(items):
@@ -243,12 +248,16 @@ class TopKProcess:
             raise IrbanditsError(f"unknown topic {topic}")
         if left == right:
             raise IrbanditsError(f"topic {topic}: an item cannot be compared with itself ({left})")
+        if winner not in (left, right):
+            raise IrbanditsError(f"topic {topic}: the winner {winner} is neither {left} nor {right}")
+        alias = self.aliases.get(str(topic), {})
+        left, right, winner = (alias.get(x, x) for x in (left, right, winner))
         for item in (left, right):
             if item not in t._items:
                 raise IrbanditsError(f"topic {topic}: {item} is not in the topic's pool")
-        if winner not in (left, right):
-            raise IrbanditsError(f"topic {topic}: the winner {winner} is neither {left} nor {right}")
         t.log.append([left, right, winner, t.phase])
+        if left == right:  # two merged duplicates: nothing to learn
+            return self
         key = _key(left, right)
         if key in t._keys and key not in t.answers:
             t.answers[key] = winner
@@ -290,7 +299,11 @@ class TopKProcess:
                 continue
             ranked = sorted(s.items(), key=lambda kv: -kv[1])
             cut = ranked[0][1] if best else ranked[min(self.params["k"], len(ranked)) - 1][1]
-            out[topic] = {d: v for d, v in ranked if v >= cut and v > 0}
+            kept = {d: v for d, v in ranked if v >= cut and v > 0}
+            for dup, rep in self.aliases.get(topic, {}).items():
+                if rep in kept:
+                    kept[dup] = kept[rep]
+            out[topic] = kept
         return out
 
     def best(self, finals: Iterable[int] | None = None) -> dict[str, list[str]]:
@@ -310,12 +323,12 @@ class TopKProcess:
 
     # ----- persistence -----------------------------------------------------------------------
     def to_json(self) -> dict:
-        return dict(format=FORMAT, params=self.params, rng=[int(x) for x in self._rng],
+        return dict(format=FORMAT, params=self.params, rng=[int(x) for x in self._rng], aliases=self.aliases,
                     topics={topic: t.to_json() for topic, t in self.topics.items()})
 
     @classmethod
     def from_json(cls, d: dict) -> "TopKProcess":
-        obj = cls({}, **d["params"])
+        obj = cls({}, **d["params"], aliases=d["aliases"])
         obj._rng[...] = np.array(d["rng"], dtype=np.uint64)
         obj.topics = {topic: _Topic.from_json(t) for topic, t in d["topics"].items()}
         return obj
