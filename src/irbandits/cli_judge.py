@@ -125,10 +125,16 @@ def judging_study(
     seed: int = typer.Option(0, help="master seed; per-run seeds derive from it"),
     budget: int = typer.Option(1000, min=1, help="judgments per run for the budgeted algorithms"),
     algorithm: Optional[list[str]] = typer.Option(None, "--algorithm", "-a", help="repeat; default all"),
+    jobs: int = typer.Option(1, min=1, help="worker processes"),
+    out: Optional[Path] = typer.Option(None, help="also write every run (Parquet)"),
 ) -> None:
     """Thesis Figure 4.1: every judging algorithm on Case A and Case B, beside the published values."""
     from irbandits.cli import _table
-    from irbandits.judging.study import figure_4_1
+    from irbandits.judging.study import figure_4_1, run_study, summarize
 
-    table = figure_4_1(runs=runs, seed=seed, budget=budget, algorithms=algorithm, progress=sys.stderr.isatty())
-    console.print(_table(table, f"Figure 4.1 reproduced: {runs} runs per row (published values for 1,000 runs)"))
+    df = run_study(algorithm, runs=runs, seed=seed, budget=budget, jobs=jobs, progress=sys.stderr.isatty())
+    if out is not None:
+        df.assign(best=df.best.map(lambda b: " ".join(map(str, b)))).to_parquet(out)
+    table = figure_4_1(summarize(df))
+    console.print(_table(table, f"Figure 4.1 reproduced: ours ({runs} runs per row) and, in brackets, "
+                                f"published (1,000 runs)"))
