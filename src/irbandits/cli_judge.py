@@ -138,3 +138,25 @@ def judging_study(
     table = figure_4_1(summarize(df))
     console.print(_table(table, f"Figure 4.1 reproduced: ours ({runs} runs per row) and, in brackets, "
                                 f"published (1,000 runs)"))
+
+
+def judging_replay(
+    data: Path = typer.Option(Path("../shared/data/human-preferences-dl21"), help="released data folder"),
+    qrels: Optional[Path] = typer.Option(None, help="build pools from these graded qrels instead of the "
+                                                    "items the recorded judgments name"),
+    runs: int = typer.Option(100, min=1, help="replays"),
+    seed: int = typer.Option(0, help="master seed"),
+) -> None:
+    """Replay the top-k process on the recorded crowd judgments; agreement with Set I / Combined."""
+    from irbandits.cli import _table
+    from irbandits.io import read_judgments, read_qrels
+    from irbandits.judging.pools import build_pools
+    from irbandits.judging.replay import recorded_pools, replay_agreement
+
+    judgments = read_judgments(data / "judgments.txt")
+    pools = build_pools(read_qrels(qrels)) if qrels else recorded_pools(judgments)
+    released = {"Set I": read_qrels(data / "Set-I.qrels"),
+                "Combined I+II": read_qrels(data / "Combined-I+II.qrels")}
+    table = replay_agreement(pools, judgments, released, runs=runs, seed=seed)
+    console.print(_table(table, f"{runs} replays on {len(pools)} pools: share = topics whose replayed best set "
+                                f"shares an item with the released one; same = identical sets"))

@@ -16,8 +16,9 @@ budget) and a numpy ``Generator``, and returns the item(s) it would report as be
   a heap of group winners, SELECT replayed in the extracted winner's group.
 - :func:`active_ranking`: Heckel et al.'s active ranking in the LUCB form of their code (Borda
   estimates against uniformly random opponents, delta = 0.1).
-- :func:`parwis`: Sheth & Rajkumar's PARWiS: a K - 1 judgment winner-stays chain, then the
-  current winner against its most likely disruptor; scores from Rank Centrality.
+- :func:`parwis`: Sheth & Rajkumar's PARWiS as in their code: a K - 1 judgment winner-stays
+  chain, then the top item against the item whose judgment would most disrupt the Rank
+  Centrality scores (L2, weighted by the estimated outcome probabilities), updated exactly.
 
 >>> import numpy as np
 >>> from irbandits.synthetic import case_a
@@ -216,86 +217,121 @@ def active_ranking(oracle: Oracle, rng: np.random.Generator, k: int = 1, delta: 
 
 
 # ----- PARWiS --------------------------------------------------------------------------------------
+# Rank Centrality over K items and a dummy item K that every item has beaten once and lost to once
+# (the PARWiS code's regularization): M[i, j] = c_ji / n_ij / K for judged pairs, M[i, i] = 1 - the
+# rest. The scores are the stationary distribution pi; with A = I - M + 1 1^T / (K + 1) and
+# Z = A^-1, pi = 1^T Z / (K + 1). One judgment changes two rows of M; Sherman-Morrison updates Z
+# and pi exactly in O(K^2), and the change a hypothetical judgment would make in O(K).
 @njit(cache=True)
-def _chain(wins):
-    """Rank Centrality's chain: from i to j with probability (w_ji + 1) / (n_ij + 2) / d_max over
-    judged pairs (Negahban et al., regularized); returns it and d_max."""
-    K = wins.shape[0]
-    n = wins + wins.T
-    dmax = max(1, (n > 0).sum(axis=1).max())
-    M = np.zeros((K, K))
-    for i in range(K):
+def _chain(C):
+    """The chain M of the counts ``C`` (c_ij = times i beat j, dummy included)."""
+    N = C.shape[0]
+    K = N - 1
+    M = np.zeros((N, N))
+    for i in range(N):
         out = 0.0
-        for j in range(K):
-            if i != j and n[i, j] > 0:
-                M[i, j] = (wins[j, i] + 1.0) / (n[i, j] + 2.0) / dmax
+        for j in range(N):
+            if i != j and C[i, j] + C[j, i] > 0:
+                M[i, j] = C[j, i] / (C[i, j] + C[j, i]) / K
                 out += M[i, j]
         M[i, i] = 1.0 - out
-    return M, dmax
+    return M
 
 
 @njit(cache=True)
-def rank_centrality(wins):
-    """Stationary distribution of :func:`_chain`: pi (I - M + 1 u^T) = u^T with u uniform, solved
-    by Gaussian elimination with partial pivoting (in the kernel: no BLAS threads per call)."""
-    K = wins.shape[0]
-    M, _ = _chain(wins)
-    A = (np.eye(K) - M + 1.0 / K).T.copy()
-    b = np.full(K, 1.0 / K)
-    for c in range(K):
+def _inverse(A):
+    """A^-1 by Gauss-Jordan elimination with partial pivoting (no BLAS threads per call)."""
+    N = A.shape[0]
+    A = A.copy()
+    Z = np.eye(N)
+    for c in range(N):
         p = c + np.argmax(np.abs(A[c:, c]))
-        if p != c:
-            for x in range(K):
-                A[c, x], A[p, x] = A[p, x], A[c, x]
-            b[c], b[p] = b[p], b[c]
-        for r in range(c + 1, K):
-            f = A[r, c] / A[c, c]
-            if f != 0.0:
-                A[r, c:] -= f * A[c, c:]
-                b[r] -= f * b[c]
-    pi = np.empty(K)
-    for r in range(K - 1, -1, -1):
-        pi[r] = (b[r] - A[r, r + 1:] @ pi[r + 1:]) / A[r, r]
-    return pi
+        for x in range(N):
+            A[c, x], A[p, x] = A[p, x], A[c, x]
+            Z[c, x], Z[p, x] = Z[p, x], Z[c, x]
+        f = A[c, c]
+        A[c, :] /= f
+        Z[c, :] /= f
+        for r in range(N):
+            if r != c and A[r, c] != 0.0:
+                g = A[r, c]
+                A[r, :] -= g * A[c, :]
+                Z[r, :] -= g * Z[c, :]
+    return Z
 
 
 @njit(cache=True)
-def disruptor(wins, pi, w):
-    """The item most likely to unseat the winner ``w`` per judgment it has had against w:
-    argmax over j of P(j beats w) / (1 + n_wj), P from the scores (BTL: pi_j / (pi_j + pi_w))."""
+def _deltas(C, a, b):
+    """Changes of M[a, b] and M[b, a] when ``a`` beats ``b`` once more."""
+    K = C.shape[0] - 1
+    n = C[a, b] + C[b, a]
+    old_ab = C[b, a] / n / K if n > 0 else 0.0
+    old_ba = C[a, b] / n / K if n > 0 else 0.0
+    return C[b, a] / (n + 1) / K - old_ab, (C[a, b] + 1.0) / (n + 1) / K - old_ba
+
+
+@njit(cache=True)
+def _after(Z, pi, C, a, b):
+    """pi after ``a`` beats ``b`` (exact, two Sherman-Morrison steps), and the two row vectors and
+    denominators that update Z (see :func:`parwis_record`)."""
+    da, db = _deltas(C, a, b)
+    s1 = da * (Z[b, :] - Z[a, :])
+    g1 = 1.0 - s1[a]
+    pi1 = pi + pi[a] * s1 / g1
+    s2 = db * ((Z[a, :] + Z[a, a] * s1 / g1) - (Z[b, :] + Z[b, a] * s1 / g1))
+    g2 = 1.0 - s2[b]
+    return pi1 + pi1[b] * s2 / g2, s1, g1, s2, g2
+
+
+@njit(cache=True)
+def parwis_pick(Z, pi, C, top):
+    """The item to judge against ``top``: the largest expected disruption, the L2 change of the
+    scores weighted by the BTL estimate of each outcome (the PARWiS code's default)."""
+    K = C.shape[0] - 1
     best, arg = -1.0, -1
-    for j in range(wins.shape[0]):
-        if j != w:
-            gain = pi[j] / (pi[j] + pi[w]) / np.sqrt(1.0 + wins[w, j] + wins[j, w])
-            if gain > best:
-                best, arg = gain, j
+    for j in range(K):
+        if j == top:
+            continue
+        m1 = np.sqrt(((_after(Z, pi, C, top, j)[0] - pi) ** 2).sum())
+        m2 = np.sqrt(((_after(Z, pi, C, j, top)[0] - pi) ** 2).sum())
+        m = (pi[top] * m1 + pi[j] * m2) / (pi[top] + pi[j])
+        if m > best:
+            best, arg = m, j
     return arg
 
 
-def parwis(oracle: Oracle, rng: np.random.Generator, k: int = 1) -> list[int]:
-    """PARWiS: winner-stays chain over a random order (K - 1 judgments), then the current winner
-    (top Rank Centrality score) against its most likely disruptor (:func:`disruptor`) until the
-    budget ends. Returns the ``k`` highest scores."""
+@njit(cache=True)
+def parwis_record(Z, pi, C, a, b):
+    """Record that ``a`` beat ``b``: update Z and pi in place (exact), then the counts."""
+    new_pi, s1, g1, s2, g2 = _after(Z, pi, C, a, b)
+    Z += np.outer(Z[:, a], s1) / g1
+    Z += np.outer(Z[:, b], s2) / g2
+    pi[:] = new_pi / new_pi.sum()
+    C[a, b] += 1.0
+
+
+def parwis(oracle: Oracle, rng: np.random.Generator, k: int = 1, shuffle: bool = True) -> list[int]:
+    """PARWiS: winner-stays chain over a random order (``shuffle``; else index order, as the
+    original code runs it) for K - 1 judgments, then the current top item against the item whose
+    judgment would most disrupt the Rank Centrality scores, until the budget ends. Returns the
+    ``k`` highest scores."""
     K = len(oracle.P)
-    wins = np.zeros((K, K))
-    order = rng.permutation(K)
-
-    def judge(i, j):
-        if oracle.duels(i, j):
-            wins[i, j] += 1
-            return i
-        wins[j, i] += 1
-        return j
-
-    try:
-        champion = order[0]
-        for x in order[1:]:
-            champion = judge(champion, x)
-        while True:
-            pi = rank_centrality(wins)
-            w = int(np.argmax(pi))
-            judge(w, disruptor(wins, pi, w))
-    except BudgetExhausted:
-        pass
-    pi = rank_centrality(wins)
-    return [int(i) for i in np.argsort(-pi, kind="stable")[:k]]
+    C = np.zeros((K + 1, K + 1))
+    C[:K, K] = C[K, :K] = 1.0
+    order = rng.permutation(K) if shuffle else np.arange(K)
+    for x in order[1:]:
+        if oracle.left == 0:
+            break
+        if oracle.duels(order[0], x):
+            C[order[0], x] += 1
+        else:
+            C[x, order[0]] += 1
+            order[0] = x
+    Z = _inverse(np.eye(K + 1) - _chain(C) + 1.0 / (K + 1))
+    pi = Z.sum(axis=0) / (K + 1)
+    while oracle.left > 0:
+        top = int(np.argmax(pi[:K]))
+        j = parwis_pick(Z, pi, C, top)
+        a, b = (top, j) if oracle.duels(top, j) else (j, top)
+        parwis_record(Z, pi, C, a, b)
+    return [int(i) for i in np.argsort(-pi[:K], kind="stable")[:k]]

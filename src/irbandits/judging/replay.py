@@ -54,11 +54,11 @@ def agreement(found: dict[str, list[str]], released: pd.DataFrame) -> dict[str, 
 
 def replay_agreement(pools, judgments: pd.DataFrame, released: dict[str, pd.DataFrame], runs: int = 100,
                      seed: int = 0) -> pd.DataFrame:
-    """Mean agreement over ``runs`` replays with each released set.
+    """Mean agreement over ``runs`` replays (one extra finalization phase each) with each released set.
 
-    ``released`` maps a label to ``(finals, qrels)``-style entries: ``{"Set I": df, ...}`` where a
-    label starting with ``"Combined"`` is compared with the best sets scored on all final phases
-    (one extra phase) and any other label with the first final phase.
+    ``released`` maps a label to a qrels table (``{"Set I": df, ...}``); a label starting with
+    ``"Combined"`` is compared with the best sets scored on both final phases, any other label with
+    the first final phase's.
     """
     seeds = np.random.SeedSequence(seed).generate_state(runs)
     rows = []

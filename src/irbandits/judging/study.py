@@ -2,7 +2,8 @@
 Case A (100 items, total order, 0.75) and Case B (items 0 and 1 tie and beat the rest by 0.75,
 everything else 0.5), 1,000 runs each.
 
-Per run: a random relabelling of the items, the algorithm's reported best item(s), the judgments
+Per run: a random relabelling of the items (none for "PARWiS (index order)", which shows what the
+original code's fixed initial order does on these cases), the algorithm's reported best item(s), the judgments
 it used and its "assessors" (the most judgments of any one pair). Case A counts runs whose report
 contains item 0; Case B runs whose report contains exactly one / both of items 0 and 1.
 
@@ -46,6 +47,8 @@ def clarke_extra(oracle: alg.Oracle, rng: np.random.Generator) -> list[int]:
 # name -> (Case A runner or None, Case B runner); each runner is (oracle, rng) -> best items
 ALGORITHMS: dict[str, tuple[Callable | None, Callable]] = {
     "PARWiS": (alg.parwis, lambda o, r: alg.parwis(o, r, k=2)),
+    "PARWiS (index order)": (lambda o, r: alg.parwis(o, r, shuffle=False),
+                             lambda o, r: alg.parwis(o, r, k=2, shuffle=False)),
     "Active Ranking": (alg.active_ranking, lambda o, r: alg.active_ranking(o, r, k=2)),
     "SELECT": (alg.select, alg.select),
     "TOP-2": (None, lambda o, r: alg.top_k(o, r, k=2, m=5)),
@@ -59,6 +62,7 @@ ALGORITHMS: dict[str, tuple[Callable | None, Callable]] = {
 # Figure 4.1 (1,000 runs): A found, A judgments, A assessors, B one, B both, B judgments, B assessors
 PUBLISHED = {
     "PARWiS": (537, "1000", "17-68", 686, 287, "1000", "7-83"),
+    "PARWiS (index order)": (537, "1000", "17-68", 686, 287, "1000", "7-83"),
     "Active Ranking": (175, "1000", "3-11", 405, 545, "1000", "3-11"),
     "SELECT": (715, "990", "10", 905, 0, "990", "10"),
     "TOP-2": (None, "-", "-", 588, 277, "980", "5"),
@@ -84,6 +88,8 @@ def _chunk(name: str, c: int, runs: range, seed: int, budget: int) -> list[dict]
     for r in runs:
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(c, r)))
         perm = rng.permutation(len(P))
+        if name.endswith("(index order)"):  # the item labels as given: item 0 starts the chain
+            perm = np.arange(len(P))
         oracle = alg.Oracle(P[np.ix_(perm, perm)], 10**9 if unbudgeted else budget, rng)
         best = sorted(int(perm[i]) for i in runner(oracle, rng))
         rows.append(dict(algorithm=name, case=case, run=r, best=best,
