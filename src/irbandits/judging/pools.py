@@ -41,5 +41,5 @@ def build_pools(qrels: pd.DataFrame, minimum: int = 5) -> dict[str, list[str]]:
 
 
 def pool_sizes(pools: dict[str, list[str]]) -> pd.DataFrame:
-    """One row per topic (``topic, size``) and a summary line's numbers via ``describe()``."""
+    """One row per topic: ``topic, size``."""
     return pd.DataFrame({"topic": list(pools), "size": [len(p) for p in pools.values()]})
