@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from irbandits import cli_clicks
+from irbandits import cli_clicks, cli_judge
 from irbandits.cli_evaluate import compare_measures, evaluate
 from irbandits.cli_pool import pool_app
 from irbandits.cli_reproduce import reproduce
@@ -125,6 +125,7 @@ app.command()(evaluate)
 app.command("compare-measures")(compare_measures)
 app.add_typer(reproduce, name="reproduce")
 app.command()(cli_clicks.matrix)
+app.add_typer(cli_judge.app, name="judge")
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""``irbandits reproduce ...``: published results re-computed from the shared data."""
+"""``irbandits reproduce ...``: published results re-computed from the shared data, one command each."""
 
 from __future__ import annotations
 
@@ -6,7 +6,11 @@ from pathlib import Path
 
 import typer
 
+from irbandits.cli_judge import judging_replay, judging_study
+
 reproduce = typer.Typer(no_args_is_help=True, help="Reproduce published results from ../shared/data.")
+reproduce.command("judging-study")(judging_study)
+reproduce.command("judging-replay")(judging_replay)
 
 
 @reproduce.command("best-item-study")

@@ -1,0 +1,163 @@
+"""The thesis's simulation study (seed 000, chapter 4, Figure 4.1): every judging algorithm on
+Case A (100 items, total order, 0.75) and Case B (items 0 and 1 tie and beat the rest by 0.75,
+everything else 0.5), 1,000 runs each.
+
+Per run: a random relabelling of the items (none for "PARWiS (index order)", which shows what the
+original code's fixed initial order does on these cases), the algorithm's reported best item(s), the judgments
+it used and its "assessors" (the most judgments of any one pair). Case A counts runs whose report
+contains item 0; Case B runs whose report contains exactly one / both of items 0 and 1.
+
+>>> df = run_study(["SELECT"], runs=3, seed=1)
+>>> sorted(df.case.unique()), int(df.judgments.max()), int(df.assessors.max())
+(['A', 'B'], 990, 10)
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from irbandits.errors import IrbanditsError
+from irbandits.judging import algorithms as alg
+from irbandits.judging.topk import TopKProcess
+from irbandits.synthetic import case_a, case_b
+
+
+def clarke(oracle: alg.Oracle, rng: np.random.Generator, extra: int = 0) -> list[int]:
+    """The top-k process (n = 7, m = 9) run to the end on the oracle's answers; its best set."""
+    K = len(oracle.P)
+    proc = TopKProcess({"q": [str(i) for i in range(K)]}, extra=extra, seed=int(rng.integers(2**63)))
+    while requests := proc.requests():
+        for topic, left, right in requests:
+            i, j = int(left), int(right)
+            proc.add(topic, left, right, left if oracle.duels(i, j) else right)
+    return [int(x) for x in proc.best()["q"]]
+
+
+def clarke_extra(oracle: alg.Oracle, rng: np.random.Generator) -> list[int]:
+    """:func:`clarke` with one extra finalization phase."""
+    return clarke(oracle, rng, extra=1)
+
+
+# name -> (Case A runner or None, Case B runner); each runner is (oracle, rng) -> best items
+ALGORITHMS: dict[str, tuple[Callable | None, Callable]] = {
+    "PARWiS": (alg.parwis, lambda o, r: alg.parwis(o, r, k=2)),
+    "PARWiS (index order)": (lambda o, r: alg.parwis(o, r, shuffle=False),
+                             lambda o, r: alg.parwis(o, r, k=2, shuffle=False)),
+    "Active Ranking": (alg.active_ranking, lambda o, r: alg.active_ranking(o, r, k=2)),
+    "SELECT": (alg.select, alg.select),
+    "TOP-2": (None, lambda o, r: alg.top_k(o, r, k=2, m=5)),
+    "Clarke et al. (extra final phase)": (clarke_extra, clarke_extra),
+    "Clarke et al.": (clarke, clarke),
+    "Round-Efficient": (alg.round_efficient, alg.round_efficient),
+    "DTS": (alg.dts, alg.dts),
+    "MergeDTS": (alg.merge_dts, alg.merge_dts),
+}
+
+# Figure 4.1 (1,000 runs): A found, A judgments, A assessors, B one, B both, B judgments, B assessors
+PUBLISHED = {
+    "PARWiS": (537, "1000", "17-68", 686, 287, "1000", "7-83"),
+    "PARWiS (index order)": (537, "1000", "17-68", 686, 287, "1000", "7-83"),
+    "Active Ranking": (175, "1000", "3-11", 405, 545, "1000", "3-11"),
+    "SELECT": (715, "990", "10", 905, 0, "990", "10"),
+    "TOP-2": (None, "-", "-", 588, 277, "980", "5"),
+    "Clarke et al. (extra final phase)": (510, "624-781", "3-6", 733, 81, "616-795", "3-6"),
+    "Clarke et al.": (502, "599-759", "2-5", 666, 94, "592-764", "2-5"),
+    "Round-Efficient": (141, "1000", "2-5", 680, 89, "1000", "2-5"),
+    "DTS": (124, "1000", "4-24", 710, 7, "1000", "4-20"),
+    "MergeDTS": (108, "1000", "31-93", 581, 58, "1000", "28-81"),
+}
+
+
+CASES = (("A", case_a), ("B", case_b))
+CHUNK = 25
+
+
+def _chunk(name: str, c: int, runs: range, seed: int, budget: int) -> list[dict]:
+    """Runs ``runs`` of one algorithm on case ``c``: each run's rng is SeedSequence(seed, (c, r))."""
+    case, make = CASES[c]
+    P = make().p
+    runner = ALGORITHMS[name][c]
+    unbudgeted = name.startswith("Clarke")
+    rows = []
+    for r in runs:
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(c, r)))
+        perm = rng.permutation(len(P))
+        if name.endswith("(index order)"):  # the item labels as given: item 0 starts the chain
+            perm = np.arange(len(P))
+        oracle = alg.Oracle(P[np.ix_(perm, perm)], 10**9 if unbudgeted else budget, rng)
+        best = sorted(int(perm[i]) for i in runner(oracle, rng))
+        rows.append(dict(algorithm=name, case=case, run=r, best=best,
+                         judgments=oracle.judgments, assessors=oracle.assessors))
+    return rows
+
+
+def run_study(algorithms: Iterable[str] | None = None, runs: int = 1000, seed: int = 0,
+              budget: int = 1000, jobs: int = 1, progress: bool = False) -> pd.DataFrame:
+    """One row per (algorithm, case, run): ``best`` (original labels), ``judgments``, ``assessors``.
+
+    Run r of every algorithm sees the same relabelling and seeds (paired comparisons), whatever
+    ``jobs`` (worker processes) is. The top-k process has no budget: it runs to its end.
+    """
+    names = list(algorithms or ALGORITHMS)
+    for name in names:
+        if name not in ALGORITHMS:
+            raise IrbanditsError(f"unknown judging algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
+    tasks = [(name, c, range(r, min(r + CHUNK, runs)), seed, budget)
+             for c in range(len(CASES)) for name in names if ALGORITHMS[name][c] is not None
+             for r in range(0, runs, CHUNK)]
+    if jobs == 1:
+        results = map(lambda t: _chunk(*t), tasks)
+    else:
+        pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"))
+        results = pool.map(_chunk, *zip(*tasks))
+    rows = []
+    for done, chunk in enumerate(results, 1):
+        rows.extend(chunk)
+        if progress:
+            print(f"\r{done}/{len(tasks)} chunks", end="", file=sys.stderr, flush=True)
+    if jobs != 1:
+        pool.shutdown()
+    return pd.DataFrame(rows)
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """Per algorithm and case: found (A: item 0; B: exactly one / both of 0 and 1) and ranges."""
+    out = []
+    for (name, case), g in df.groupby(["algorithm", "case"], sort=False):
+        hits = g.best.map(lambda b: (0 in b) + (1 in b) if case == "B" else int(0 in b))
+        out.append(dict(algorithm=name, case=case, runs=len(g), one=int((hits == 1).sum()),
+                        both=int((hits == 2).sum()),
+                        judgments=_range(g.judgments), assessors=_range(g.assessors),
+                        mean_reported=g.best.map(len).mean()))
+    return pd.DataFrame(out)
+
+
+def _range(s: pd.Series) -> str:
+    return f"{s.min()}" if s.min() == s.max() else f"{s.min()}-{s.max()}"
+
+
+def figure_4_1(s: pd.DataFrame) -> pd.DataFrame:
+    """The Figure 4.1 table from :func:`summarize`'s table, each cell ``ours (published)``."""
+    rows = []
+    for name in dict.fromkeys(s.algorithm):
+        pub = PUBLISHED[name]
+        a = s[(s.algorithm == name) & (s.case == "A")]
+        b = s[(s.algorithm == name) & (s.case == "B")].iloc[0]
+        cell = (lambda ours, p: f"{ours} ({p})")
+        rows.append({
+            "algorithm": name,
+            "A best found": cell(a.one.iat[0], pub[0]) if len(a) else "-",
+            "A judgments": cell(a.judgments.iat[0], pub[1]) if len(a) else "-",
+            "A assessors": cell(a.assessors.iat[0], pub[2]) if len(a) else "-",
+            "B one found": cell(b.one, pub[3]),
+            "B both found": cell(b.both, pub[4]),
+            "B judgments": cell(b.judgments, pub[5]),
+            "B assessors": cell(b.assessors, pub[6]),
+        })
+    return pd.DataFrame(rows)
