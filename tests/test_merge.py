@@ -27,7 +27,10 @@ MSLR = Path(__file__).resolve().parents[2] / "shared" / "data" / "preference-mat
 # ----- a slow reference that recomputes everything from scratch every step ---------------------
 class Reference:
     """Algorithm 4 (mergeRUCB) or Algorithms 1-3 (MergeDTS) in plain Python, with the spec's
-    decisions, drawing from ``irbandits.rng`` in the same order as the kernels."""
+    decisions, drawing from ``irbandits.rng`` in the same order as the kernels.
+
+    Only MergeDTS merges a one-arm batch into the next (Algorithm 1, lines 14-15); Algorithm 4
+    has no such step, so in mergeRUCB the lone arm duels itself until the stage ends."""
 
     def __init__(self, kind: str, K: int, M: int, alpha: float, C: float, seed: int):
         self.kind, self.K, self.M, self.alpha, self.C = kind, K, M, alpha, C
@@ -37,7 +40,7 @@ class Reference:
         self.W = np.zeros((K, K), np.int64)
         self.t, self.stage = 0, 1
         self.rng = new_rng(seed)
-        self.events = dict(pruned=0, merged=0, stages=0)
+        self.events = dict(pruned=0, merged=0, stages=0, lone=0)
 
     def U(self, log_t: float) -> np.ndarray:
         N = self.W + self.W.T
@@ -68,7 +71,7 @@ class Reference:
                 self.events["pruned"] += 1
             else:
                 p += 1
-        if len(self.batches) > 1 and len(B) == 1:
+        if self.kind == "MergeDTS" and len(self.batches) > 1 and len(B) == 1:
             nxt = (m + 1) % len(self.batches)
             self.batches[nxt] = B + self.batches[nxt]
             del self.batches[m]
@@ -76,6 +79,7 @@ class Reference:
             self.events["merged"] += 1
         B = self.batches[m]
         if len(B) == 1:
+            self.events["lone"] += len(self.batches) > 1  # a lone arm while other batches remain
             return B[0], B[0]
         return self.choose_mergedts(B) if self.kind == "MergeDTS" else self.choose_mergerucb(B, U)
 
@@ -108,7 +112,8 @@ class Reference:
             self.W[(c, d) if c_won else (d, c)] += 1
         self.t += 1
         n = sum(map(len, self.batches))
-        if n <= self.K / 2**self.stage:
+        stalled = len(self.batches) > 1 and n == len(self.batches)  # every batch down to one arm
+        if stalled or n <= self.K / 2**self.stage:
             order = sorted(range(len(self.batches)), key=lambda b: len(self.batches[b]))
             listed, lo, hi = [], 0, len(order) - 1
             while lo <= hi:  # largest, smallest, second largest, second smallest, ...
@@ -137,10 +142,10 @@ def test_kernels_match_the_reference(kind, problem):
     P = get_problem("bt-10") if problem == "bt-10" else random_bradley_terry(40, seed=3)
     M, alpha, C = 3, 0.3, 1.0  # small batches and bounds so that pruning, merging and stages happen
     cls = MergeDTS if kind == "MergeDTS" else MergeRUCB
-    algo = cls(P.K, seed=7, horizon=2000, alpha=alpha, M=M, C=C)
+    algo = cls(P.K, seed=7, horizon=5000, alpha=alpha, M=M, C=C)
     ref = Reference(kind, P.K, M, alpha, C, seed=7)
     env = np.random.default_rng(1)
-    for step in range(2000):
+    for step in range(5000):
         pair = algo.select()
         assert pair == ref.select(), f"step {step + 1}"
         c_won = bool(env.random() < P.p[pair])
@@ -150,7 +155,11 @@ def test_kernels_match_the_reference(kind, problem):
         assert algo._st[algo._names.index("info")][2] == ref.stage
     assert np.array_equal(algo.wins, ref.W)
     assert np.array_equal(algo._rng, ref.rng)
-    assert ref.events["pruned"] and ref.events["merged"] and ref.events["stages"] >= 2, ref.events
+    assert ref.events["pruned"] and ref.events["stages"] >= 2, ref.events
+    if kind == "MergeDTS":
+        assert ref.events["merged"] and not ref.events["lone"], ref.events
+    else:  # a one-arm batch was played (a self-duel) before its stage ended, never merged
+        assert ref.events["lone"] and not ref.events["merged"], ref.events
 
 
 # ----- the indicator trick -----------------------------------------------------------------------
@@ -251,6 +260,62 @@ def test_current_batch_merges_a_pruned_batch():
     arms, bstart, where, info, thr, rowmax, work = layout(4, [[0, 1], [2, 3]], 2, W)
     assert bt.current_batch(2, 1.0, thr, rowmax, arms, bstart, where, info) == 0  # step 2 -> batch 0
     assert members(arms, bstart, info) == [[0, 2, 3]] and where.tolist() == [0, -1, 0, 0]
+
+
+def test_current_batch_without_merging_keeps_a_one_arm_batch():
+    """mergeRUCB (Algorithm 4 has no merge step): the pruned batch stays, with its one arm."""
+    W = np.zeros((4, 4), np.int64)
+    W[0, 1] = 50
+    arms, bstart, where, info, thr, rowmax, work = layout(4, [[0, 1], [2, 3]], 2, W)
+    assert bt.current_batch(2, 1.0, thr, rowmax, arms, bstart, where, info, False) == 0
+    assert members(arms, bstart, info) == [[0], [2, 3]] and where.tolist() == [0, -1, 1, 1]
+
+
+def test_mergerucb_lone_arm_duels_itself_until_the_stage_ends():
+    """Algorithm 4: a batch pruned to one arm is not merged; on its turns (t mod b_s) its arm is
+    compared with itself, and batches are recombined only once n_alive <= K / 2^s."""
+    algo = MergeRUCB(8, seed=0, M=4, C=1.0, alpha=1.0)  # batches [0..3], [4..7]
+    for j in (1, 2, 3):
+        for _ in range(60):
+            algo.update(0, j, True)  # arm 0 beats the rest of its batch with confidence
+    c, d = algo.select()  # t = 180: step 181 works on batch 1
+    assert {c, d} <= {4, 5, 6, 7} and c != d
+    algo.update(c, d, True)
+    assert algo.select() == (0, 0)  # step 182: batch 0 is pruned to arm 0, which duels itself
+    assert batches_of(algo) == [[0], [4, 5, 6, 7]]
+    algo.update(0, 0, True)
+    c, d = algo.select()  # step 183: batch 1
+    assert {c, d} <= {4, 5, 6, 7} and c != d
+    algo.update(c, d, True)
+    assert algo.select() == (0, 0)  # step 184: batch 0 again, still one arm, still not merged
+    algo.update(0, 0, True)
+    for _ in range(60):
+        algo.update(4, 5, True)  # arm 4 beats arm 5 with confidence; t = 244, 5 arms > 8 / 2
+    assert batches_of(algo) == [[0], [4, 5, 6, 7]]
+    step = int(algo._st[algo._names.index("t")][0]) + 1
+    if step % 2 == 0:  # land on batch 1
+        assert algo.select() == (0, 0)
+        algo.update(0, 0, True)
+    c, d = algo.select()  # batch 1: arm 5 is pruned, leaving 4 arms = K / 2
+    assert 5 not in (c, d) and batches_of(algo) == [[0], [4, 6, 7]]
+    algo.update(c, d, True)  # end of that step: a new stage, one batch of the four survivors
+    assert len(batches_of(algo)) == 1 and sorted(batches_of(algo)[0]) == [0, 4, 6, 7]
+
+
+def test_mergerucb_does_not_stall_when_every_batch_has_one_arm():
+    """K = 6, M = 2, the lower-numbered arm always wins. Stage 1 ends with arms 0, 2, 4, cut into
+    [[4, 0], [2]]; arm 0 prunes 4 and leaves [[0], [2]]: 2 arms > K / 4 but nothing left to compare
+    without merging, so the stage ends there (else both arms would duel themselves for ever)."""
+    algo = MergeRUCB(6, seed=0, M=2, C=1.0, alpha=0.5)
+    seen = []
+    for _ in range(2000):
+        c, d = algo.select()
+        algo.update(c, d, c < d)
+        if not seen or batches_of(algo) != seen[-1]:
+            seen.append(batches_of(algo))
+    assert [[4, 0], [2]] in seen  # then [[0], [2]] inside one step, ended at once: [[2, 0]]
+    assert [[2, 0]] in seen
+    assert batches_of(algo) == [[0]]
 
 
 @pytest.mark.parametrize("cls", [MergeRUCB, MergeDTS])

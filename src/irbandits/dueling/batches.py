@@ -31,10 +31,15 @@ The rules (``../shared/spec/online.md``, "Decisions on the known ambiguities"):
   Arms are removed one at a time in batch order and every later test uses the batch as it is
   then (an arm only pruned by an arm already removed stays). A batch never empties: of two arms
   ``u_ij + u_ji >= 1``, so at least one survives.
-- *Merging* (:func:`merge_into_next`): a batch left with one arm joins the next batch (the last
-  batch joins batch 0) while more than one batch exists.
+- *Merging* (:func:`merge_into_next`): MergeDTS only (Algorithm 1, lines 14-15: "if b_s > 1 and
+  |B_m| = 1 then merge B_m with the next batch"): a batch left with one arm joins the next batch
+  (the last batch joins batch 0) while more than one batch exists. Thesis Algorithm 4 (mergeRUCB)
+  has no such step, so there a one-arm batch stays until the stage ends and its arm duels itself
+  on that batch's turns (``merge_single=False`` in :func:`current_batch`).
 - *Stages* (:func:`end_of_step`): when ``n_alive <= K / 2^s`` the surviving arms are repartitioned
-  and ``s`` grows by one. :func:`repartition` lists the batches largest, smallest, second largest,
+  and ``s`` grows by one. Without merging one-arm batches every batch could be down to one arm
+  before that count is reached (no comparison left to make: the listing would stall); the stage
+  then ends as well. :func:`repartition` lists the batches largest, smallest, second largest,
   second smallest, ... (pairing the smallest batches with the largest, ties by batch index) and
   cuts that list into ``k = max(1, round(n_alive / M))`` consecutive batches of near-equal size,
   so every batch has between ``0.5 M`` and ``1.5 M`` arms (for even ``M``; a single batch when
@@ -220,9 +225,11 @@ def repartition(thr, rowmax, arms, bstart, where, info, work):
 
 
 @kernel
-def current_batch(step, C, thr, rowmax, arms, bstart, where, info):
+def current_batch(step, C, thr, rowmax, arms, bstart, where, info, merge_single=True):
     """The batch to work on at ``step`` (1-based): ``m = step mod b_s``, after pruning it (with
-    ``ln(step + C)``) and merging it into the next batch if one arm is left."""
+    ``ln(step + C)``) and, with ``merge_single`` (MergeDTS, Algorithm 1 lines 14-15), merging it
+    into the next batch if one arm is left. Without it (mergeRUCB, thesis Algorithm 4, which has
+    no such step) a one-arm batch stays until the stage ends and its arm duels itself."""
     nb = info[NB]
     if nb == 1:
         if bstart[1] == 1:  # the last arm standing
@@ -231,7 +238,7 @@ def current_batch(step, C, thr, rowmax, arms, bstart, where, info):
     else:
         m = step % nb
     prune(thr, rowmax, arms, bstart, where, info, m, log_time(step, C))
-    if info[NB] > 1 and bstart[m + 1] - bstart[m] == 1:
+    if merge_single and info[NB] > 1 and bstart[m + 1] - bstart[m] == 1:
         m = merge_into_next(thr, rowmax, arms, bstart, where, info, m)
     return m
 
@@ -249,9 +256,11 @@ def after_duel(thr, rowmax, arms, bstart, where, info, W, c, d, alpha):
 
 @kernel
 def end_of_step(thr, rowmax, arms, bstart, where, info, work):
-    """Phase IV: a new stage when ``n_alive <= K / 2^s``."""
+    """Phase IV: a new stage when ``n_alive <= K / 2^s``, or when every batch is down to one arm
+    while more than one batch is left (nothing left to compare; only without merging)."""
     K = arms.shape[0]
-    if info[ALIVE] * (1 << info[STAGE]) <= K:
+    stalled = info[NB] > 1 and info[ALIVE] == info[NB]
+    if stalled or info[ALIVE] * (1 << info[STAGE]) <= K:
         repartition(thr, rowmax, arms, bstart, where, info, work)
         info[STAGE] += 1
 

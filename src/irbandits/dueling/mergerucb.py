@@ -2,11 +2,17 @@
 
 Thesis (seed 002) Algorithm 4 (Zoghi et al., WSDM 2015). At step ``t`` the algorithm works on batch
 ``m = t mod b_s`` (:mod:`irbandits.dueling.batches`): it prunes every arm some batch-mate beats
-with confidence (``u < 0.5`` with ``u_ij = w_ij / n_ij + sqrt(alpha ln(t + C) / n_ij)``), merges a
-batch left with one arm into the next, picks ``c`` uniformly at random in the batch and
+with confidence (``u < 0.5`` with ``u_ij = w_ij / n_ij + sqrt(alpha ln(t + C) / n_ij)``), picks
+``c`` uniformly at random in the batch and
 ``d = argmax_{j in batch, j != c} u_jc`` (ties at random), and starts a new stage (repartition)
 when at most ``K / 2^s`` arms survive. Initial batches follow the listing: ``b_1 = floor(K / M)``
 batches of ``M`` consecutive arms, the last one taking the remainder.
+
+A batch pruned down to one arm: Algorithm 4 has no step for it (unlike MergeDTS's Algorithm 1,
+lines 14-15, which merges it into the next batch "to avoid comparing a suboptimal ranker against
+itself"), so by default it stays until the stage ends and its arm duels itself on that batch's
+turns, as the thesis's single remaining arm does. ``merge_single=1`` applies MergeDTS's merge
+instead. On MSLR-Navigational (tuned) the two give the same regret within noise.
 
 ``C`` defaults to ``C(delta) = ((4 alpha - 1) K^2 / ((2 alpha - 1) delta))^(1 / (2 alpha - 1))``
 (line 3 of the listing; needs ``alpha > 0.5``). The "tuned" setting is the one the MergeDTS paper
@@ -39,7 +45,7 @@ def _select(st, rng):
     W, t, params, arms, bstart, where, info, thr, rowmax, work, vals, ties = st
     alpha, C = params[0], params[1]
     step = t[0] + 1
-    m = bt.current_batch(step, C, thr, rowmax, arms, bstart, where, info)
+    m = bt.current_batch(step, C, thr, rowmax, arms, bstart, where, info, params[2] != 0.0)
     s0, n = bstart[m], bstart[m + 1] - bstart[m]
     if n == 1:
         return arms[s0], arms[s0]
@@ -87,6 +93,8 @@ class MergeRUCB(DuelingAlgorithm):
         Param("M", int, 4, "initial batch size", lambda m: m >= 2, ">= 2"),
         Param("delta", float, 0.01, "probability of failure, sets C(delta)", lambda d: 0 < d < 1, "in (0, 1)"),
         Param("C", float, None, "added to t in ln(t + C); default C(delta)", lambda c: c >= 0, ">= 0"),
+        Param("merge_single", int, 0, "1: merge a one-arm batch into the next (MergeDTS's rule); "
+              "0: as Algorithm 4, it stays and duels itself", lambda v: v in (0, 1), "0 or 1"),
     )
     settings = {"tuned": {"alpha": 0.8**6, "M": 8, "C": 400_000}}
 
@@ -94,14 +102,14 @@ class MergeRUCB(DuelingAlgorithm):
     _update = staticmethod(_update)
     _recommend = staticmethod(_recommend)
 
-    def _init_state(self, K, alpha, M, delta, C):
+    def _init_state(self, K, alpha, M, delta, C, merge_single):
         if C is None:
             C = c_of_delta(alpha, K, delta)
         arms, bstart, where, info, thr, rowmax, work = bt.new_batches(K, M, ceil=False)
         return dict(
             W=np.zeros((K, K), np.int64),
             t=np.zeros(1, np.int64),
-            params=np.array([alpha, float(C)]),
+            params=np.array([alpha, float(C), float(merge_single)]),
             arms=arms,
             bstart=bstart,
             where=where,
