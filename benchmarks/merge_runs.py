@@ -2,7 +2,7 @@
 
     python benchmarks/merge_runs.py rucb 100 1e7                 # runs 0..99 of mergeRUCB:tuned
     OFF=100 python benchmarks/merge_runs.py dts 30 1e7           # runs 100..129 of MergeDTS:tuned
-    python benchmarks/merge_runs.py rucb 40 1e7 "{'merge_single': 1}"   # extra parameters
+    python benchmarks/merge_runs.py rucb 40 1e7 '{"merge_single": 1}'   # extra parameters
 
 Run r uses arm permutation default_rng(1000 + r), algorithm seed r and environment seed 500 + r,
 and prints the final regret, the regret at 10^6 (both algorithms have converged by then, so the
@@ -10,6 +10,7 @@ two agree unless the Condorcet winner was eliminated) and whether the run ends o
 winner; the last line gives mean, standard error and median over the runs.
 """
 
+import json
 import os
 import sys
 import time
@@ -26,7 +27,7 @@ MSLR = Path(__file__).resolve().parents[2] / "shared" / "data" / "preference-mat
 def main() -> None:
     P = PreferenceMatrix.load(MSLR)
     which, runs, H = sys.argv[1], int(sys.argv[2]), int(float(sys.argv[3]))
-    extra = eval(sys.argv[4]) if len(sys.argv) > 4 else {}  # a dict literal of parameter overrides
+    extra = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}  # a JSON object of parameter overrides
     OFF = int(os.environ.get("OFF", "0"))
     cls = MergeDTS if which == "dts" else MergeRUCB
     regs = []
