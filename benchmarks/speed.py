@@ -4,6 +4,7 @@
     python benchmarks/speed.py --full-run       # also one 10^8-step MergeDTS (tuned) run on MSLR
     python benchmarks/speed.py -a RUCB -a DTS --steps 200000
     python benchmarks/speed.py -a DTS --only-k 136 --warmup 1e6
+    python benchmarks/speed.py -a DTS -a Self-Sparring --only-k 136 --steps 1e5 --whole-run 1e7
 
 Each figure is one compiled run on one core (compile time excluded), after a warm-up that takes
 the algorithm past its first exploratory steps. Targets (issue 2): RUCB >= 200,000 steps/s at
@@ -26,9 +27,13 @@ TARGETS = {("RUCB", 136): 200_000, ("DTS", 136): 50_000, ("Self-Sparring", 700):
 DUELPY = {136: 250}
 
 
-def steps_per_second(name: str, problem: PreferenceMatrix, steps: int, warmup: int) -> float:
+def _make(name: str, K: int):
     cls = get_algorithm(name)
-    algo = cls.tuned(problem.K, seed=1, horizon=10**8) if "tuned" in cls.settings else cls(problem.K, seed=1, horizon=10**8)
+    return cls.tuned(K, seed=1, horizon=10**8) if "tuned" in cls.settings else cls(K, seed=1, horizon=10**8)
+
+
+def steps_per_second(name: str, problem: PreferenceMatrix, steps: int, warmup: int) -> float:
+    algo = _make(name, problem.K)
     run_one(algo, problem, warmup, seed=1)
     r = run_one(algo, problem, steps, seed=2)
     return steps / r.seconds
@@ -41,6 +46,8 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=1e5, help="steps before timing")
     ap.add_argument("--only-k", type=int, choices=(136, 700), help="only the MSLR (136) or the bt-700 (700) problem")
     ap.add_argument("--full-run", action="store_true", help="time one 10^8-step MergeDTS (tuned) run on MSLR")
+    ap.add_argument("--whole-run", type=float, metavar="T",
+                    help="also time one T-step run from scratch per algorithm on MSLR (average steps/s, warm-up included)")
     args = ap.parse_args()
     names = args.algorithm or list(list_algorithms().name)
     problems = [PreferenceMatrix.load(MSLR, name="mslr-navigational"), get_problem("bt-700")]
@@ -53,6 +60,12 @@ def main() -> None:
             verdict = "" if target is None else ("ok" if sps >= target else "MISSED")
             ratio = f"{sps / DUELPY[P.K]:.0f}x" if P.K in DUELPY else ""
             print(f"{name:<15}{P.K:>5}{sps:>14,.0f}{(f'{target:,}' if target else ''):>10} {verdict:<6}{ratio:>5}", flush=True)
+    if args.whole_run:
+        P = PreferenceMatrix.load(MSLR, name="mslr-navigational")
+        for name in names:
+            r = run_one(_make(name, P.K), P, int(args.whole_run), seed=1)
+            print(f"{name}: one {args.whole_run:.0e}-step run on MSLR from scratch: {r.seconds:.1f} s, "
+                  f"{args.whole_run / r.seconds:,.0f} steps/s on average", flush=True)
     if args.full_run:
         P = PreferenceMatrix.load(MSLR, name="mslr-navigational")
         algo = get_algorithm("MergeDTS").tuned(P.K, seed=1, horizon=10**8)
