@@ -93,6 +93,23 @@ def test_partial_out_of_order_and_extra_answers():
     assert tuple(sorted((left, right))) not in {tuple(sorted(r[1:])) for r in proc.requests()}
 
 
+def test_extra_final_phase_judges_every_final_pair_again_and_scores_both_rounds():
+    # round 1 is a cycle (a > b > c > a): three-way tie; round 2 a > b, a > c, b > c
+    proc = TopKProcess({"t": ["a", "b", "c"]}, seed=6, extra=1)
+    rounds = [{("a", "b"): "a", ("b", "c"): "b", ("a", "c"): "c"},
+              {("a", "b"): "a", ("b", "c"): "b", ("a", "c"): "a"}]
+    for answers in rounds:
+        req = proc.requests()
+        assert sorted(tuple(sorted(r[1:])) for r in req) == sorted(answers)
+        for topic, left, right in req:
+            proc.add(topic, left, right, answers[tuple(sorted((left, right)))])
+    assert not proc.requests() and set(proc.pair_counts("t").values()) == {2}
+    assert proc.best(finals=[1]) == {"t": ["a", "b", "c"]}
+    assert proc.best(finals=[2]) == {"t": ["a"]}
+    assert proc.scores("t") == {"a": 3 / 4, "b": 2 / 4, "c": 1 / 4}  # wins / judgments, both rounds
+    assert proc.best() == {"t": ["a"]}
+
+
 def test_no_pair_requested_twice_within_a_phase_and_assessors_bounded():
     proc = TopKProcess({"t": items(60)}, seed=4, extra=2)
     rng = np.random.default_rng(1)
