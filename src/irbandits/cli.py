@@ -74,9 +74,11 @@ def simulate(
     click_model: str = cli_clicks.CLICK_MODEL,
     interleaving: str = cli_clicks.INTERLEAVING,
     rankers: Optional[str] = cli_clicks.RANKERS,
+    multileave: int = cli_clicks.MULTILEAVE,
 ) -> None:
     """Run dueling-bandit algorithms on a Bernoulli problem, or with --ltr on real interleaved
-    comparisons (regret against --matrix, else a matrix estimated first); write a table and plots."""
+    comparisons (regret against --matrix, else a matrix estimated first), or with --multileave M
+    on one multileaved comparison of M rankers per step; write a table and plots."""
     from irbandits.plots import plot_accuracy, plot_regret
     from irbandits.simulate import simulate as run_simulation
     from irbandits.simulate import summarize
@@ -86,12 +88,20 @@ def simulate(
     T = _count(horizon, "--horizon")
     from irbandits.dueling import list_algorithms
 
-    specs = [parse_spec(a) for a in (algorithm or list_algorithms().name)]
+    if multileave:
+        specs = cli_clicks.multi_dueling_specs(algorithm, ltr, interleaving, multileave)
+    else:
+        specs = [parse_spec(a) for a in (algorithm or list_algorithms().name)]
     environment = cli_clicks.ltr_environment(ltr, query_file, click_model, interleaving, rankers)[1] if ltr else None
+    if multileave:
+        environment = cli_clicks.multileave_environment(environment, multileave)
     P = cli_clicks.reference_problem(environment, matrix, seed, ltr.name) if ltr else _load_problem(problem, matrix)
     winners = ", ".join(str(w) for w in P.winners)
     console.print(f"problem {P.name}: K={P.K}, {P.winner_type} winner(s) {winners}; "
-                  f"horizon {T:,}, {runs} runs, {jobs} jobs, seed {seed}", markup=False)
+                  f"horizon {T:,}, {runs} runs, {jobs} jobs, seed {seed}"
+                  + (f"; {multileave} rankers per step ({environment.multileaving} "
+                     f"{'interleaving' if multileave == 2 else 'multileaving'})" if multileave else ""),
+                  markup=False)
     start = time.perf_counter()
     table = run_simulation(P, specs, horizon=T, runs=runs, seed=seed, jobs=jobs, out=out,
                            progress=progress and sys.stderr.isatty(), environment=environment)

@@ -18,6 +18,8 @@ QUERY_FILE = typer.Option(None, help="LightGBM-style .query file (documents per 
 CLICK_MODEL = typer.Option("navigational", help="perfect, navigational, informational, random, pbm or dcm")
 INTERLEAVING = typer.Option("probabilistic", help="team-draft, balanced, probabilistic or probabilistic-assignment")
 RANKERS = typer.Option(None, help="features to use as rankers, 1-based, e.g. 1-10,15; default all")
+MULTILEAVE = typer.Option(0, min=0, help="with --ltr: show M rankers per step in one team-draft or probabilistic "
+                          "multileaved list (multi-dueling algorithms only, e.g. Self-Sparring; 2 = interleaving)")
 
 
 def parse_rankers(text: Optional[str]) -> list[int] | None:
@@ -44,6 +46,37 @@ def ltr_environment(ltr: Path, query_file: Optional[Path], click_model: str, int
     get_method(interleaving), ClickModel.named(click_model), parse_rankers(rankers)  # fail before reading
     data = read_ltr(ltr, query_file)
     return data, ClickEnvironment(data.rankers(parse_rankers(rankers)), click_model, interleaving)
+
+
+def multi_dueling_specs(algorithm: Optional[list[str]], ltr: Optional[Path], interleaving: str, m: int):
+    """The algorithms of ``simulate --multileave M``, checked before any data is read: default
+    every multi-dueling algorithm; an algorithm that compares only two arms is an error."""
+    from irbandits.clicks.interleaving import get_method
+    from irbandits.clicks.multileaving import METHODS
+    from irbandits.dueling import list_algorithms, parse_spec
+    from irbandits.dueling.base import get_algorithm, require_multi_dueling
+
+    if not ltr:
+        raise IrbanditsError("--multileave needs --ltr: a multileaved comparison is of rankers on clicks")
+    if m < 2:
+        raise IrbanditsError(f"--multileave must be at least 2 (rankers per list), got {m}")
+    if get_method(interleaving).name not in METHODS:
+        raise IrbanditsError(f"--multileave needs --interleaving {' or '.join(METHODS)} (the methods that "
+                             f"multileave), got {interleaving}")
+    names = algorithm or [n for n in list_algorithms().name if get_algorithm(n).multi_dueling]
+    specs = [parse_spec(a) for a in names]
+    for s in specs:
+        require_multi_dueling(s.cls)
+    return specs
+
+
+def multileave_environment(env, m: int):
+    """The ``--ltr`` environment with ``m`` rankers per multileaved comparison."""
+    from irbandits.clicks.multidueling import MultileaveEnvironment
+
+    if m > env.K:
+        raise IrbanditsError(f"--multileave {m} is more than the {env.K} rankers")
+    return MultileaveEnvironment(env.rankers, env.model, env.interleaving, per_step=m)
 
 
 def reference_problem(env, matrix: Optional[Path], seed: int, label: str):

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from irbandits.dueling.base import AlgorithmSpec, DuelingAlgorithm, parse_spec
+from irbandits.dueling.base import AlgorithmSpec, DuelingAlgorithm, parse_spec, require_multi_dueling
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix
 from irbandits.rng import new_rng, uniform
@@ -52,6 +52,32 @@ def _run(select, update, recommend, st, rng, env, duel, world, gaps, cgaps, chec
         update(st, rng, c, d, c_won)
         reg += 0.5 * (gaps[c] + gaps[d])
         creg += 0.5 * (cgaps[c] + cgaps[d])
+        if step == checkpoints[k]:
+            out_reg[k] = reg
+            out_creg[k] = creg
+            out_rec[k] = recommend(st)
+            k += 1
+
+
+@njit
+def _run_many(select_many, update_many, recommend, st, rng, env, multiduel, world, m, gaps, cgaps, checkpoints,
+              out_reg, out_creg, out_rec):
+    """The multi-dueling loop: ``m`` arms per step compared at once (``multiduel(world, env, arms,
+    credit)``); a step's regret is the mean gap of the arms shown (for m = 2, exactly ``_run``'s)."""
+    arms, credit = np.empty(m, np.int64), np.empty(m)
+    reg = 0.0
+    creg = 0.0
+    k = 0
+    for step in range(1, checkpoints[-1] + 1):
+        select_many(st, rng, arms)
+        multiduel(world, env, arms, credit)
+        update_many(st, rng, arms, credit)
+        g, cg = 0.0, 0.0
+        for a in arms:
+            g += gaps[a]
+            cg += cgaps[a]
+        reg += g / m
+        creg += cg / m
         if step == checkpoints[k]:
             out_reg[k] = reg
             out_creg[k] = creg
@@ -93,6 +119,9 @@ def run_one(
     the environment's coin flips. ``environment`` replaces the Bernoulli proxy: an object with a
     compiled ``duel`` kernel and ``world(perm)`` giving its data (e.g.
     :class:`irbandits.clicks.environment.ClickEnvironment`); regret still comes from ``problem``.
+    An environment with ``per_step`` = m and a ``multiduel`` kernel (e.g.
+    :class:`irbandits.clicks.multidueling.MultileaveEnvironment`) shows m arms per step to a
+    multi-dueling algorithm; a step's regret is then the mean gap of its m arms.
     """
     if algorithm.K != problem.K:
         raise IrbanditsError(f"{algorithm.name} has K={algorithm.K} but problem {problem.name} has K={problem.K}")
@@ -103,23 +132,22 @@ def run_one(
     cgaps = np.ascontiguousarray(problem.copeland_gaps[perm])
     out_reg, out_creg = np.zeros(len(steps)), np.zeros(len(steps))
     out_rec = np.zeros(len(steps), np.int64)
-    cls = type(algorithm)
-    duel, world = (bernoulli_duel, P) if environment is None else (environment.duel, environment.world(perm))
-    _compile(algorithm, duel, world, gaps, cgaps)
+    cls, m = type(algorithm), getattr(environment, "per_step", None)
+    if m is None:
+        duel, world = (bernoulli_duel, P) if environment is None else (environment.duel, environment.world(perm))
+        loop, kernels, extra = _run, (cls._select, cls._update, cls._recommend), (duel, world)
+    else:
+        require_multi_dueling(cls)
+        loop, kernels = _run_many, (cls._select_many, cls._update_many, cls._recommend)
+        extra = (environment.multiduel, environment.world(perm), int(m))
+    warm = algorithm.clone()  # compile on a throwaway copy, so timings measure only running
+    loop(*kernels, warm._st, warm._rng, new_rng(0), *extra, gaps, cgaps, np.ones(1, np.int64),
+         np.zeros(1), np.zeros(1), np.zeros(1, np.int64))
     start = time.perf_counter()
-    _run(cls._select, cls._update, cls._recommend, algorithm._st, algorithm._rng, new_rng(seed),
-         duel, world, gaps, cgaps, steps, out_reg, out_creg, out_rec)
+    loop(*kernels, algorithm._st, algorithm._rng, new_rng(seed), *extra, gaps, cgaps, steps, out_reg, out_creg, out_rec)
     seconds = time.perf_counter() - start
     rec = perm[out_rec]
     return RunResult(steps, out_reg, out_creg, rec, np.isin(rec, problem.winners), seconds)
-
-
-def _compile(algorithm: DuelingAlgorithm, duel, world, gaps, cgaps) -> None:
-    """Compile the loop for this algorithm on a throwaway copy, so timings measure only running."""
-    cls, warm = type(algorithm), algorithm.clone()
-    one = np.ones(1, np.int64)
-    _run(cls._select, cls._update, cls._recommend, warm._st, warm._rng, new_rng(0),
-         duel, world, gaps, cgaps, one, np.zeros(1), np.zeros(1), np.zeros(1, np.int64))
 
 
 def _task(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int, run_seed, environment=None) -> pd.DataFrame:
@@ -172,12 +200,16 @@ def simulate(
     recommended (arm in the problem's labels), correct (recommended is a winner), run_seconds.
     With ``out``, every finished run is written to ``out/runs/`` at once and the whole table to
     ``out/results.parquet``; a rerun with the same ``out`` skips the runs already there.
-    ``environment`` (see :func:`run_one`) makes every duel a real one, e.g. an interleaved comparison.
+    ``environment`` (see :func:`run_one`) makes every duel a real one, e.g. an interleaved comparison,
+    or every step one multileaved comparison of m arms (multi-dueling algorithms only).
     """
     horizon = int(horizon)
     if horizon < 1 or runs < 1 or jobs < 1:
         raise IrbanditsError(f"horizon, runs and jobs must be positive (got {horizon}, {runs}, {jobs})")
     specs = [a if isinstance(a, AlgorithmSpec) else parse_spec(a) for a in algorithms]
+    if getattr(environment, "per_step", None) is not None:
+        for s in specs:
+            require_multi_dueling(s.cls)
     if len({s.label for s in specs}) != len(specs):
         raise IrbanditsError("the same algorithm label is given twice")
     run_seeds = np.random.SeedSequence(seed).spawn(runs)

@@ -7,6 +7,8 @@ from irbandits.clicks.environment import ClickEnvironment
 from irbandits.clicks.interleaving import interleave
 from irbandits.clicks.ltr import read_ltr
 from irbandits.clicks.matrix import estimate_matrix
+from irbandits.clicks.multidueling import MultileaveEnvironment
 from irbandits.clicks.multileaving import multileave, multileave_wins
 
-__all__ = ["ClickEnvironment", "ClickModel", "estimate_matrix", "interleave", "multileave", "multileave_wins", "read_ltr"]
+__all__ = ["ClickEnvironment", "ClickModel", "MultileaveEnvironment", "estimate_matrix", "interleave", "multileave",
+           "multileave_wins", "read_ltr"]

@@ -131,24 +131,39 @@ def marginalised_multicredit(lists, lens, shown, n, assign, prob, clicks, out):
                 out[r] += prob[i, r]
 
 
+@njit(cache=True)
+def new_multiwork(m):
+    """Scratch arrays for one multileaved comparison of up to ``m`` rankers: their lists and
+    lengths, shown list, assignment, slot probabilities, grades and clicks."""
+    return (np.empty((m, CUTOFF), np.int64), np.empty(m, np.int64), np.empty(CUTOFF, np.int64),
+            np.empty(CUTOFF, np.int64), np.empty((CUTOFF, m)), np.empty(CUTOFF, np.int64),
+            np.empty(CUTOFF, np.bool_))
+
+
 @njit
-def _multileave_wins(multileave, credit, lists, model, K, m, steps, rng, wins):
+def multicompare(multileave, credit, lists, model, who, m, q, rng, work, cr):
+    """One multileaved comparison of rankers ``who[:m]`` (distinct) on query ``q``: writes each
+    one's credit to ``cr[:m]``."""
     order, gend, start, labels = lists
     click, stop, exam, stop_rank = model
-    Q = start.shape[1] - 1
-    ls, lens = np.empty((m, CUTOFF), np.int64), np.empty(m, np.int64)
-    shown, assign, grades = np.empty(CUTOFF, np.int64), np.empty(CUTOFF, np.int64), np.empty(CUTOFF, np.int64)
-    prob, clicks, cr = np.empty((CUTOFF, m)), np.empty(CUTOFF, np.bool_), np.empty(m)
+    ls, lens, shown, assign, prob, grades, clicks = work
+    for s in range(m):
+        lens[s] = top_k(order, gend, start, who[s], q, CUTOFF, rng, ls[s])
+    n = multileave(ls[:m], lens[:m], rng, shown, assign, prob)
+    for i in range(n):
+        grades[i] = labels[shown[i]]
+    simulate_clicks(grades, n, click, stop, exam, stop_rank, rng, clicks)
+    credit(ls[:m], lens[:m], shown, n, assign, prob, clicks, cr[:m])
+
+
+@njit
+def _multileave_wins(multileave, credit, lists, model, K, m, steps, rng, wins):
+    Q = lists[2].shape[1] - 1
+    work, cr = new_multiwork(m), np.empty(m)
     for _ in range(steps):
         who = _shuffled(K, rng)[:m]
         q = randint(rng, Q)
-        for s in range(m):
-            lens[s] = top_k(order, gend, start, who[s], q, CUTOFF, rng, ls[s])
-        n = multileave(ls, lens, rng, shown, assign, prob)
-        for i in range(n):
-            grades[i] = labels[shown[i]]
-        simulate_clicks(grades, n, click, stop, exam, stop_rank, rng, clicks)
-        credit(ls, lens, shown, n, assign, prob, clicks, cr)
+        multicompare(multileave, credit, lists, model, who, m, q, rng, work, cr)
         for s in range(m):
             for t in range(m):
                 if s != t:

@@ -8,6 +8,12 @@ how to build its state (``_init_state``), and three compiled kernels over that s
     _update(st, rng, c, d, c_won)       # records one duel
     _recommend(st) -> arm               # the arm it would ship now
 
+A *multi-dueling* algorithm (``multi_dueling = True``; Sui et al. UAI 2017) also compares m arms
+at once, e.g. in one multileaved list, with two more kernels::
+
+    _select_many(st, rng, arms)         # writes the m arms to show (repeats allowed)
+    _update_many(st, rng, arms, credit) # credit[i]: what arms[i] earned; more credit beats less
+
 The interactive methods and the compiled simulation (:mod:`irbandits.simulate`) call the same
 kernels on the same arrays, so one seed gives one trajectory on both paths.
 """
@@ -92,6 +98,7 @@ class DuelingAlgorithm:
     reference: ClassVar[str] = ""
     params: ClassVar[tuple[Param, ...]] = ()
     settings: ClassVar[dict[str, dict[str, Any]]] = {}
+    multi_dueling: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -142,6 +149,29 @@ class DuelingAlgorithm:
             if not 0 <= int(arm) < self.K:
                 raise IrbanditsError(f"{self.name}: arm {arm} out of range 0..{self.K - 1}")
         self._update(self._st, self._rng, int(c), int(d), bool(c_won))
+        return self
+
+    def select_many(self, m: int) -> np.ndarray:
+        """The ``m`` arms to compare at once next (e.g. to multileave); repeats are allowed."""
+        require_multi_dueling(type(self))
+        if int(m) < 2:
+            raise IrbanditsError(f"{self.name}: a multi-duel compares at least 2 arms, got m={m}")
+        arms = np.empty(int(m), np.int64)
+        self._select_many(self._st, self._rng, arms)
+        return arms
+
+    def update_many(self, arms, credit) -> "DuelingAlgorithm":
+        """Record one multi-duel: ``credit[i]`` is what ``arms[i]`` earned (e.g. its multileaving
+        credit); every pair with different credit counts as one duel. Returns self."""
+        require_multi_dueling(type(self))
+        arms, credit = np.asarray(arms, dtype=np.int64), np.asarray(credit, dtype=np.float64)
+        if arms.ndim != 1 or arms.shape != credit.shape:
+            raise IrbanditsError(f"{self.name}: arms and credit must be two equally long lists, "
+                                 f"got shapes {arms.shape} and {credit.shape}")
+        for arm in arms:
+            if not 0 <= int(arm) < self.K:
+                raise IrbanditsError(f"{self.name}: arm {arm} out of range 0..{self.K - 1}")
+        self._update_many(self._st, self._rng, arms, credit)
         return self
 
     def recommend(self) -> int:
@@ -226,6 +256,15 @@ def list_algorithms():
         rows.append(dict(name=cls.name, description=cls.description, parameters=params,
                          settings=", ".join(cls.settings), reference=cls.reference))
     return pd.DataFrame(rows)
+
+
+def require_multi_dueling(cls: type[DuelingAlgorithm]) -> type[DuelingAlgorithm]:
+    """``cls`` if it can compare more than two arms per step, else an error naming those that can."""
+    if not cls.multi_dueling:
+        able = ", ".join(sorted(n for n, c in _REGISTRY.items() if c.multi_dueling))
+        raise IrbanditsError(f"{cls.name} compares two arms per step and cannot multileave; "
+                             f"multi-dueling algorithms: {able}")
+    return cls
 
 
 def get_algorithm(name: str) -> type[DuelingAlgorithm]:

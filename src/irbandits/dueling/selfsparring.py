@@ -5,6 +5,12 @@ draws (argmax over arms of a Beta(S_i + 1, F_i + 1) sample) pick the two arms; t
 the loser's F grow by one. A self-duel teaches nothing and changes nothing. Recommendation: the
 highest posterior mean (S + 1) / (S + F + 2).
 
+Multi-dueling (the paper's own setting): each step m independent Thompson draws pick m arms
+(repeats allowed), the environment compares them all at once (e.g. one multileaved list), and
+every pair of distinct arms with a strict difference in credit updates S and F as one duel (an
+arm drawn twice counts once). With m = 2 this is exactly the pairwise algorithm: the same draws,
+the same update.
+
 Speed: each draw samples the arm with the highest posterior mean first and then decides for every
 other arm only whether its sample would beat the running maximum
 (:func:`irbandits.dueling.thompson.beta_draw_above`), so a late step costs about one uniform per
@@ -61,6 +67,37 @@ def _update(st, rng, c, d, c_won):
     t[0] += 1
 
 
+@njit
+def _select_many(st, rng, arms):
+    """m = len(arms) independent Thompson draws (the first two are what ``_select`` draws)."""
+    W, t, S, F = st
+    for i in range(arms.shape[0]):
+        arms[i] = thompson_draw(S, F, rng)
+
+
+@njit
+def _shown_before(arms, j):
+    for k in range(j):
+        if arms[k] == arms[j]:
+            return True
+    return False
+
+
+@njit
+def _update_many(st, rng, arms, credit):
+    """Every pair of distinct arms shown with different credit is one duel, won by the one with
+    more credit (``_update``). An arm shown in several slots counts once: the environment compared
+    rankers, not slots (counting every copy would add correlated wins and lock in early leaders).
+    Two slots of the same arm with different credit are a self-duel, recorded as ``_update`` does
+    (no S or F changes), so m = 2 is the pairwise algorithm exactly."""
+    for i in range(arms.shape[0]):
+        if _shown_before(arms, i):
+            continue
+        for j in range(i + 1, arms.shape[0]):
+            if credit[i] != credit[j] and (arms[j] == arms[i] or not _shown_before(arms, j)):
+                _update(st, rng, arms[i], arms[j], credit[i] > credit[j])
+
+
 @njit(cache=True)
 def _recommend(st):
     W, t, S, F = st
@@ -74,9 +111,13 @@ class SelfSparring(DuelingAlgorithm):
     description = "two independent Thompson draws from one Beta(1,1)-prior bandit per step"
     reference = "Sui et al. UAI 2017; MergeDTS paper (seed 001) section 5.5"
 
+    multi_dueling = True
+
     _select = staticmethod(_select)
     _update = staticmethod(_update)
     _recommend = staticmethod(_recommend)
+    _select_many = staticmethod(_select_many)
+    _update_many = staticmethod(_update_many)
 
     def _init_state(self, K):
         return dict(W=np.zeros((K, K), np.int64), t=np.zeros(1, np.int64), S=np.zeros(K, np.int64),
