@@ -231,7 +231,6 @@ class _Tournament:
 
     def complete(self, gen):
         K = len(self.W)
-        self.drawn = len(self.low_won)
         for lo in range(K):
             for hi in range(lo + 1, K):
                 if (lo, hi) not in self.low_won:
