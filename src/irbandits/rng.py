@@ -6,7 +6,8 @@ simulation call the same kernels on the same array, so one seed gives one trajec
 paths, and saving the array saves the stream position.
 
 Samplers: uniform doubles, bounded integers, standard normals (polar method), Gamma
-(Marsaglia & Tsang 2000) and Beta (ratio of Gammas).
+(Marsaglia & Tsang 2000), Beta (ratio of Gammas) and a Beta draw specialised for small integer
+shapes.
 
 >>> rng = new_rng(7)
 >>> 0.0 <= uniform(rng) < 1.0
@@ -117,3 +118,25 @@ def beta(s, a, b):
     x = gamma(s, a)
     y = gamma(s, b)
     return x / (x + y)
+
+
+@njit(cache=True)
+def beta_draw(rng, a, b):
+    """A Beta(a, b) draw, exact, and faster than :func:`beta` for small integer shapes.
+
+    By inversion when a or b is 1, as a ratio of Gamma(integer) sums of exponentials when both are
+    integers with a + b <= 32 (the pooling posteriors), else :func:`beta`.
+    """
+    if b == 1.0:
+        return uniform(rng) ** (1.0 / a)
+    if a == 1.0:
+        return 1.0 - (1.0 - uniform(rng)) ** (1.0 / b)
+    if a == int(a) and b == int(b) and a + b <= 32.0:
+        x, y = 1.0, 1.0
+        for _ in range(int(a)):
+            x *= 1.0 - uniform(rng)
+        for _ in range(int(b)):
+            y *= 1.0 - uniform(rng)
+        x, y = math.log(x), math.log(y)
+        return x / (x + y)
+    return beta(rng, a, b)

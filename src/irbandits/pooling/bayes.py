@@ -20,34 +20,12 @@ largest posterior mean, ties to the run just played, then to the smaller run num
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
 from irbandits.dueling.base import Param
 from irbandits.pooling.base import PoolingMethod, best_run, judge, propagate, take
-from irbandits.rng import beta, uniform
-
-
-@njit(cache=True)
-def beta_draw(rng, a, b):
-    """A Beta(a, b) draw, exact and fast for the posteriors here: by inversion when a or b is 1 (every
-    draw at rate 0), as a ratio of Gamma(integer) sums of exponentials when both are small integers,
-    else :func:`irbandits.rng.beta`."""
-    if b == 1.0:
-        return uniform(rng) ** (1.0 / a)
-    if a == 1.0:
-        return 1.0 - (1.0 - uniform(rng)) ** (1.0 / b)
-    if a == int(a) and b == int(b) and a + b <= 32.0:
-        x, y = 1.0, 1.0
-        for _ in range(int(a)):
-            x *= 1.0 - uniform(rng)
-        for _ in range(int(b)):
-            y *= 1.0 - uniform(rng)
-        x, y = math.log(x), math.log(y)
-        return x / (x + y)
-    return beta(rng, a, b)
+from irbandits.rng import beta_draw
 
 
 @njit(cache=True)
