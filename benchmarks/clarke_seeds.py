@@ -14,7 +14,7 @@ import argparse
 
 import numpy as np
 
-from irbandits.judging.study import _chunk
+from irbandits.studies.judging_study import _chunk
 
 ROWS = ("Clarke et al.", "Clarke et al. (extra final phase)")
 

@@ -13,7 +13,7 @@ from irbandits.io import read_judgments, read_qrels
 from irbandits.judging import algorithms as alg
 from irbandits.judging.duplicates import find_duplicates, read_texts
 from irbandits.judging.replay import agreement, recorded_pools, replay, replay_agreement
-from irbandits.judging.study import PUBLISHED, PUBLISHED_REPORTED, figure_4_1, run_study, summarize
+from irbandits.studies.judging_study import PUBLISHED, PUBLISHED_REPORTED, figure_4_1, run_study, summarize
 from irbandits.problems import PreferenceMatrix
 from irbandits.synthetic import case_a, case_b
 
@@ -170,7 +170,7 @@ def test_duplicates_and_bad_text_files(tmp_path):
 
 
 def test_parwis_from_index_order_matches_the_published_case_a_count():
-    from irbandits.judging.study import _chunk
+    from irbandits.studies.judging_study import _chunk
 
     rows = _chunk("PARWiS (index order)", 0, range(100), 5, 1000)
     found = sum(0 in r["best"] for r in rows)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from irbandits.best_item_study import random_label_baseline, run_study
+from irbandits.studies.best_item_study import random_label_baseline, run_study
 from irbandits.io import read_judgments, read_qrels, read_runs
 from irbandits.measures import compatibility, evaluate, mean_over_topics
 from irbandits.measures.correlation import tau

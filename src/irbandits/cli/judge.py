@@ -1,20 +1,16 @@
-"""``irbandits judge init|requests|add|status|qrels``: run the top-k preference process from files,
-and ``irbandits reproduce judging-study`` (registered in :mod:`irbandits.cli_reproduce`)."""
+"""``irbandits judge init|requests|add|status|qrels``: run the top-k preference process from files."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-
+from irbandits.cli.common import _table, console
 from irbandits.errors import IrbanditsError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(no_args_is_help=True,
                   help="Find each topic's best items with pairwise preference judgments (top-k process).")
-console = Console(width=None if sys.stdout.isatty() else 150)
 STATE = typer.Option(..., "--state", help="judging state file (JSON, written atomically)")
 
 
@@ -100,8 +96,6 @@ def status(state: Path = STATE) -> None:
     """Per topic: pool size, phase, judgments outstanding and received."""
     import pandas as pd
 
-    from irbandits.cli import _table
-
     df = pd.DataFrame(_load(state).status())
     console.print(_table(df, f"{(df.kind == 'done').sum()} of {len(df)} topics done"))
 
@@ -118,45 +112,3 @@ def qrels(
     for topic, items in proc.top(final, best=best).items():
         for docno, value in items.items():
             print(topic, "Q0", docno, 1 if best else f"{value:.6g}")
-
-
-def judging_study(
-    runs: int = typer.Option(1000, min=1, help="runs per algorithm and case"),
-    seed: int = typer.Option(0, help="master seed; per-run seeds derive from it"),
-    budget: int = typer.Option(1000, min=1, help="judgments per run for the budgeted algorithms"),
-    algorithm: Optional[list[str]] = typer.Option(None, "--algorithm", "-a", help="repeat; default all"),
-    jobs: int = typer.Option(1, min=1, help="worker processes"),
-    out: Optional[Path] = typer.Option(None, help="also write every run (Parquet)"),
-) -> None:
-    """Thesis Figure 4.1: every judging algorithm on Case A and Case B, beside the published values."""
-    from irbandits.cli import _table
-    from irbandits.judging.study import figure_4_1, run_study, summarize
-
-    df = run_study(algorithm, runs=runs, seed=seed, budget=budget, jobs=jobs, progress=sys.stderr.isatty())
-    if out is not None:
-        df.assign(best=df.best.map(lambda b: " ".join(map(str, b)))).to_parquet(out)
-    table = figure_4_1(summarize(df))
-    console.print(_table(table, f"Figure 4.1 reproduced: ours ({runs} runs per row) and, in brackets, "
-                                f"published (1,000 runs)"))
-
-
-def judging_replay(
-    data: Path = typer.Option(Path("../shared/data/human-preferences-dl21"), help="released data folder"),
-    qrels: Optional[Path] = typer.Option(None, help="build pools from these graded qrels instead of the "
-                                                    "items the recorded judgments name"),
-    runs: int = typer.Option(100, min=1, help="replays"),
-    seed: int = typer.Option(0, help="master seed"),
-) -> None:
-    """Replay the top-k process on the recorded crowd judgments; agreement with Set I / Combined."""
-    from irbandits.cli import _table
-    from irbandits.io import read_judgments, read_qrels
-    from irbandits.judging.pools import build_pools
-    from irbandits.judging.replay import recorded_pools, replay_agreement
-
-    judgments = read_judgments(data / "judgments.txt")
-    pools = build_pools(read_qrels(qrels)) if qrels else recorded_pools(judgments)
-    released = {"Set I": read_qrels(data / "Set-I.qrels"),
-                "Combined I+II": read_qrels(data / "Combined-I+II.qrels")}
-    table = replay_agreement(pools, judgments, released, runs=runs, seed=seed)
-    console.print(_table(table, f"{runs} replays on {len(pools)} pools: share = topics whose replayed best set "
-                                f"shares an item with the released one; same = identical sets"))

@@ -8,15 +8,10 @@ from typing import Optional
 
 import typer
 
+from irbandits.cli.common import _table, console
 from irbandits.errors import IrbanditsError
 
-pool_app = typer.Typer(no_args_is_help=True, help="Choose which pooled document an assessor judges next.")
-
-
-def _console():
-    from irbandits.cli import console
-
-    return console
+app = typer.Typer(no_args_is_help=True, help="Choose which pooled document an assessor judges next.")
 
 
 def _pools(runs: Path, depth: int):
@@ -36,7 +31,7 @@ def _pools(runs: Path, depth: int):
     return build_pools(table, depth)
 
 
-@pool_app.command()
+@app.command()
 def simulate(
     runs: Path = typer.Option(..., help="directory of TREC run files (plain or .gz), or one run file"),
     qrels: Path = typer.Option(..., help="qrels judging every pooled document"),
@@ -49,7 +44,6 @@ def simulate(
     out: Path = typer.Option(Path("pool-results"), help="output directory"),
 ) -> None:
     """Relevant documents found after n judgments by every method: table, curves.parquet, curves.png."""
-    from irbandits.cli import _table
     from irbandits.io import read_qrels
     from irbandits.pooling.simulate import Timing, found_at, levels, plot_curves, simulate_pools
 
@@ -59,7 +53,6 @@ def simulate(
     relevance = {t: p.relevance(judged, relevant_grade) for t, p in pools.items()}
     sizes = [p.size for p in pools.values()]
     unjudged = sum(p.unjudged(judged) for p in pools.values())
-    console = _console()
     console.print(f"{len(pools)} topics, {len(next(iter(pools.values())).runs)} runs, depth {depth}: pools of "
                   f"{min(sizes)}-{max(sizes)} documents (mean {sum(sizes) / len(sizes):.1f}); relevant: grade >= "
                   f"{relevant_grade:g}; {unjudged} pooled documents without a judgment count as non-relevant", markup=False)
@@ -80,7 +73,7 @@ def simulate(
     console.print(f"wrote {out / 'curves.parquet'}, {out / 'table.csv'}, {out / 'curves.png'}", markup=False)
 
 
-@pool_app.command()
+@app.command()
 def init(
     runs: Path = typer.Option(..., help="directory of TREC run files (plain or .gz), or one run file"),
     state: Path = typer.Option(..., help="state file to create"),
@@ -98,11 +91,11 @@ def init(
     pools = _pools(runs, depth)
     campaign = Campaign(pools, method, relevant_grade, seed)
     campaign.save(state)
-    _console().print(f"{state}: {campaign.method} on {len(pools)} topics, "
+    console.print(f"{state}: {campaign.method} on {len(pools)} topics, "
                      f"{sum(m.pool.size for m in campaign.topics.values())} pooled documents", markup=False)
 
 
-@pool_app.command("next")
+@app.command("next")
 def next_(
     state: Path = typer.Option(..., help="state file (see `irbandits pool init`)"),
     topic: Optional[list[str]] = typer.Option(None, help="only these topics (repeat); default every topic"),
@@ -116,13 +109,12 @@ def next_(
         typer.echo(f"{row.topic} {row.docno} {row.run}")
 
 
-@pool_app.command()
+@app.command()
 def add(
     judgments: Path = typer.Argument(..., help="qrels-format judgments: topic iteration docno grade"),
     state: Path = typer.Option(..., help="state file (see `irbandits pool init`)"),
 ) -> None:
     """Record judgments (all or none); print the progress of every topic they touch."""
-    from irbandits.cli import _table
     from irbandits.io import read_qrels
     from irbandits.pooling.state import editing
 
@@ -131,13 +123,12 @@ def add(
         campaign.add(batch, source=str(judgments))
     progress = campaign.progress()
     progress = progress[progress.topic.isin(batch.topic.astype(str))]
-    _console().print(_table(progress, f"{len(batch)} judgments added to {state}"))
+    console.print(_table(progress, f"{len(batch)} judgments added to {state}"))
 
 
-@pool_app.command()
+@app.command()
 def methods() -> None:
     """List the adjudication methods and their parameters."""
-    from irbandits.cli import _table
     from irbandits.pooling import list_methods
 
-    _console().print(_table(list_methods()[["name", "description", "parameters", "random"]], "pooling methods"))
+    console.print(_table(list_methods()[["name", "description", "parameters", "random"]], "pooling methods"))

@@ -10,8 +10,8 @@ from typing import Optional
 
 import typer
 
+from irbandits.cli.common import _table, console
 from irbandits.errors import IrbanditsError
-
 
 
 def _measure_help() -> str:
@@ -58,7 +58,6 @@ def evaluate(
     """Score every run with every measure: mean over topics per run (topic 'all'), optionally per topic."""
     import pandas as pd
 
-    from irbandits.cli import _table, console
     from irbandits.measures import mean_over_topics
 
     if fmt not in ("table", "csv"):
@@ -96,7 +95,6 @@ def compare_measures(
     """Kendall's tau and tau-ap between every pair of measures over the runs, with a scatter plot."""
     import pandas as pd
 
-    from irbandits.cli import _table, console
     from irbandits.measures import mean_over_topics
     from irbandits.measures.correlation import compare
     from irbandits.measures.figures import scatter

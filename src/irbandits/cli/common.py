@@ -1,17 +1,65 @@
-"""``irbandits matrix``: a preference matrix from learning-to-rank data, clicks and interleaving;
-and the ``--ltr`` environment of ``irbandits simulate``."""
+"""What every ``irbandits`` command shares: the console, one-line errors, number parsing, tables,
+problem loading, and the learning-to-rank options and environments of ``matrix`` and ``simulate``.
+
+Command modules import from here and from nowhere else in :mod:`irbandits.cli`."""
 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from irbandits.errors import IrbanditsError
+
+console = Console(width=None if sys.stdout.isatty() else 150)
+
+
+def _error(message: str) -> None:
+    """Print a user mistake as one ``error:`` line on standard error."""
+    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+
+
+def _fail(message: str) -> None:
+    """Print a user mistake and exit with code 2."""
+    _error(message)
+    raise typer.Exit(2)
+
+
+def _count(text: str, what: str) -> int:
+    """Accept ``1e8``, ``100000000`` or ``100_000_000`` for step counts."""
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        _fail(f"{what} must be a number like 1e6, got {text!r}")
+    if value < 1 or value != int(value):
+        _fail(f"{what} must be a positive whole number, got {text!r}")
+    return int(value)
+
+
+def _load_problem(problem: Optional[str], matrix: Optional[Path]):
+    from irbandits.problems import PreferenceMatrix, get_problem
+
+    if problem and matrix:
+        _fail("give either --problem or --matrix, not both")
+    return PreferenceMatrix.load(matrix) if matrix else get_problem(problem or "arxiv")
+
+
+def _table(df, title: str) -> Table:
+    """A rich table of a DataFrame: numbers right-aligned with 4 significant digits, text left-aligned."""
+    from pandas.api.types import is_numeric_dtype
+
+    t = Table(title=title, title_justify="left")
+    for col in df.columns:
+        t.add_column(str(col), justify="right" if is_numeric_dtype(df[col]) else "left")
+    for row in df.itertuples(index=False):
+        t.add_row(*(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row))
+    return t
+
 
 LTR = typer.Option(..., "--ltr", help="SVMlight / LETOR file (plain or .gz); every feature is a ranker")
 QUERY_FILE = typer.Option(None, help="LightGBM-style .query file (documents per query) for files without qid:")
@@ -91,53 +139,3 @@ def reference_problem(env, matrix: Optional[Path], seed: int, label: str):
     else:
         P = env.estimate(4000, seed=seed).matrix
     return PreferenceMatrix(P.p, name=f"{label}-{env.model.name}-{env.interleaving}-full")
-
-
-def matrix(
-    ltr: Path = LTR,
-    query_file: Optional[Path] = QUERY_FILE,
-    click_model: str = CLICK_MODEL,
-    interleaving: str = INTERLEAVING,
-    comparisons: str = typer.Option("4000", help="interleaved comparisons per pair (4e5 is accepted)"),
-    rankers: Optional[str] = RANKERS,
-    seed: int = typer.Option(0, help="master seed; every pair's generator derives from it"),
-    multileave: int = typer.Option(0, min=0, help="multileave this many random rankers per comparison "
-                                   "(team-draft or probabilistic multileaving) instead of interleaving pairs"),
-    jobs: int = typer.Option(0, min=0, help="threads (0: all cores); the result does not depend on it"),
-    out: Path = typer.Option(Path("matrix.txt"), help="matrix file; standard errors go to NAME.se.txt"),
-    progress: bool = typer.Option(True, help="show a progress bar"),
-) -> None:
-    """Estimate every p_ij by interleaved comparisons on random queries under a click model."""
-    from irbandits.cli import _count, console
-
-    n = _count(comparisons, "--comparisons")
-    data, env = ltr_environment(ltr, query_file, click_model, interleaving, rankers)
-    pairs = env.K * (env.K - 1) // 2
-    if multileave:
-        from irbandits.clicks.multileaving import estimate_by_multileaving, multileave_steps
-
-        method, m = ("probabilistic" if interleaving.startswith("probabilistic") else "team-draft"), min(multileave, env.K)
-        work, count = f"{method} multileaving of {m} rankers per list", multileave_steps(env.K, m, n)
-    else:
-        work, count = f"{env.interleaving} interleaving", n * pairs
-    console.print(f"{ltr}: {env.K} rankers, {data.n_queries} queries, {data.grades} grades; {env.model.name} clicks, "
-                  f"{work}; {n:,} comparisons per pair", markup=False)
-    start = time.perf_counter()
-    if multileave:
-        est = estimate_by_multileaving(env.rankers, env.model, method, n, m, seed)
-    else:
-        est = env.estimate(n, seed=seed, jobs=jobs or None, progress=progress and sys.stderr.isatty())
-    seconds = time.perf_counter() - start
-    m_path, se_path = est.save(out)
-    P = est.matrix
-    if P.condorcet_winner is not None:
-        w = P.condorcet_winner
-        verdict = (f"Condorcet winner: {est.names[w]} (row {w}; beats every other ranker, "
-                   f"the closest with p = {np.delete(P.p[w], w).min():.4f})")
-    else:
-        names = ", ".join(f"{est.names[w]} (row {w})" for w in P.copeland_winners)
-        verdict = f"no Condorcet winner; Copeland winner(s): {names}, score {P.copeland_scores.max():.3f}"
-    console.print(verdict, markup=False)
-    console.print(f"{count:,} {'lists' if multileave else 'comparisons'} in {seconds:.1f} s "
-                  f"({count / seconds:,.0f} per second); max standard error {est.se.max():.4f}; "
-                  f"wrote {m_path} and {se_path}", markup=False)

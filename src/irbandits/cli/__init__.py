@@ -1,0 +1,34 @@
+"""The ``irbandits`` command line: builds the typer app from one module per command group.
+
+Only this module imports the command modules; they share helpers through :mod:`irbandits.cli.common`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from irbandits.cli import clicks, evaluate, judge, pool, reproduce, simulate
+from irbandits.cli.common import _error
+from irbandits.errors import IrbanditsError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Bandit algorithms for search evaluation.")
+app.command()(simulate.simulate)
+app.command()(simulate.problems)
+app.command()(simulate.algorithms)
+app.add_typer(pool.app, name="pool")
+app.command()(evaluate.evaluate)
+app.command("compare-measures")(evaluate.compare_measures)
+app.add_typer(reproduce.app, name="reproduce")
+app.command()(clicks.matrix)
+app.add_typer(judge.app, name="judge")
+
+
+def main() -> None:
+    """Entry point: user mistakes become one clear line and exit code 2."""
+    try:
+        app()
+    except IrbanditsError as exc:
+        _error(str(exc))
+        sys.exit(2)

@@ -1,0 +1,99 @@
+"""``irbandits reproduce ...``: published results re-computed from the shared data, one command per
+study of :data:`irbandits.studies.STUDIES` (its name and one-line description)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from irbandits.cli.common import _count, _table, console
+from irbandits.studies import STUDIES, get_study, list_studies
+
+app = typer.Typer(help="Reproduce published results from ../shared/data; without NAME, list the studies.")
+
+
+@app.callback(invoke_without_command=True)
+def studies(ctx: typer.Context) -> None:
+    """List the studies when no NAME is given."""
+    if ctx.invoked_subcommand is None:
+        console.print(_table(list_studies(), "studies (irbandits reproduce NAME --help for the options)"))
+
+
+def _study(name: str):
+    """Register a command under the study's registered name and description."""
+    return app.command(name, help=STUDIES[name].description)
+
+
+@_study("best-item-study")
+def best_item_study(
+    data: Path = typer.Option(Path("../shared/data"), help="the shared data directory"),
+    samples: int = typer.Option(1000, min=10, help="topic-bootstrap samples per tau interval"),
+    draws: int = typer.Option(1000, min=10, help="random sparse-label draws"),
+    seed: int = typer.Option(0, help="seed of the bootstrap and the draws"),
+    figures: Path = typer.Option(Path("docs/figures"), help="where the figures go"),
+    doc: Path = typer.Option(Path("REPRODUCTION.md"), help="the document whose best-item section is (re)written"),
+) -> None:
+    study = get_study("best-item-study")
+    result = study.run(data=data, samples=samples, draws=draws, seed=seed)
+    comp = result["comparisons"]
+    console.print(_table(comp, "Kendall's tau (topic-bootstrap 95 % interval) and tau-ap"))
+    base = result["baseline"]["tau"]
+    console.print(f"random sparse labels: 95 % of {draws} draws give tau in "
+                  f"[{base.quantile(0.025):.3f}, {base.quantile(0.975):.3f}] (published 0.485-0.735)")
+    s = result["seconds"]
+    console.print(f"read {s['read']:.1f} s, evaluate 63 runs x 4 measures {s['evaluate']:.1f} s, "
+                  f"compare {s['compare']:.1f} s")
+    console.print(f"wrote {study.load().write_report(result, figures, doc)}")
+
+
+@_study("judging-study")
+def judging_study(
+    runs: int = typer.Option(1000, min=1, help="runs per algorithm and case"),
+    seed: int = typer.Option(0, help="master seed; per-run seeds derive from it"),
+    budget: int = typer.Option(1000, min=1, help="judgments per run for the budgeted algorithms"),
+    algorithm: Optional[list[str]] = typer.Option(None, "--algorithm", "-a", help="repeat; default all"),
+    jobs: int = typer.Option(1, min=1, help="worker processes"),
+    out: Optional[Path] = typer.Option(None, help="also write every run (Parquet)"),
+) -> None:
+    module = get_study("judging-study").load()
+    df = module.run_study(algorithm, runs=runs, seed=seed, budget=budget, jobs=jobs, progress=sys.stderr.isatty())
+    if out is not None:
+        df.assign(best=df.best.map(lambda b: " ".join(map(str, b)))).to_parquet(out)
+    table = module.figure_4_1(module.summarize(df))
+    console.print(_table(table, f"Figure 4.1 reproduced: ours ({runs} runs per row) and, in brackets, "
+                                f"published (1,000 runs)"))
+
+
+@_study("judging-replay")
+def judging_replay(
+    data: Path = typer.Option(Path("../shared/data/human-preferences-dl21"), help="released data folder"),
+    qrels: Optional[Path] = typer.Option(None, help="build pools from these graded qrels instead of the "
+                                                    "items the recorded judgments name"),
+    runs: int = typer.Option(100, min=1, help="replays"),
+    seed: int = typer.Option(0, help="master seed"),
+) -> None:
+    table, pools = get_study("judging-replay").run(data=data, qrels=qrels, runs=runs, seed=seed)
+    console.print(_table(table, f"{runs} replays on {pools} pools: share = topics whose replayed best set "
+                                f"shares an item with the released one; same = identical sets"))
+
+
+@_study("mergedts-study")
+def mergedts_study(
+    matrix: Path = typer.Option(Path("../shared/data/preference-matrices/mslr-navigational.txt"),
+                                help="preference matrix (MSLR-Navigational)"),
+    horizon: str = typer.Option("1e8", help="steps per run"),
+    runs: int = typer.Option(5, min=1, help="independent runs per algorithm"),
+    jobs: int = typer.Option(2, min=1, help="worker processes"),
+    seed: int = typer.Option(0, help="master seed"),
+    out: Path = typer.Option(Path("reproduce-mergedts"), help="results directory (resumable)"),
+) -> None:
+    module = get_study("mergedts-study").load()
+    T = _count(horizon, "--horizon")
+    console.print(f"mergedts-study: {matrix}; horizon {T:,}, {runs} runs, {jobs} jobs, seed {seed}, out {out}",
+                  markup=False)
+    table = module.run_study(matrix, horizon=T, runs=runs, seed=seed, jobs=jobs, out=out,
+                             progress=sys.stderr.isatty())
+    console.print(module.report(table), markup=False)

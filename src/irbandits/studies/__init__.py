@@ -1,0 +1,61 @@
+"""Published results re-computed from the shared data, one module per study, behind
+``irbandits reproduce NAME``.
+
+Every study module has a ``run_study`` function; :data:`STUDIES` names them. Modules are imported
+only when a study runs.
+
+>>> list_studies().name.tolist()
+['best-item-study', 'judging-study', 'judging-replay', 'mergedts-study']
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+import pandas as pd
+
+from irbandits.errors import IrbanditsError
+
+
+@dataclass(frozen=True)
+class Study:
+    """A reproduced study: its command name, a one-line description and its module in this package."""
+
+    name: str
+    description: str
+    module: str
+
+    def load(self) -> ModuleType:
+        """The study's module (imported now)."""
+        return importlib.import_module(f"{__name__}.{self.module}")
+
+    def run(self, **kwargs):
+        """Run the study: the module's ``run_study(**kwargs)``."""
+        return self.load().run_study(**kwargs)
+
+
+STUDIES = {s.name: s for s in [
+    Study("best-item-study", "Thesis ch. 5.4: tau of nDCG@10 and best-item MRR against PGC, and the "
+          "random-label baseline", "best_item_study"),
+    Study("judging-study", "Thesis Figure 4.1: every judging algorithm on Case A and Case B, beside the "
+          "published values", "judging_study"),
+    Study("judging-replay", "Replay the top-k process on the recorded crowd judgments; agreement with "
+          "Set I / Combined", "judging_replay"),
+    Study("mergedts-study", "MergeDTS paper, MSLR-Navigational: mergeRUCB's regret against MergeDTS's "
+          "(paper: about twice)", "mergedts_study"),
+]}
+
+
+def get_study(name: str) -> Study:
+    """The study called ``name``; an unknown name is an error listing the known ones."""
+    if name not in STUDIES:
+        raise IrbanditsError(f"unknown study {name!r}; known: {', '.join(STUDIES)}")
+    return STUDIES[name]
+
+
+def list_studies() -> pd.DataFrame:
+    """One row per study: ``name``, ``description``, ``module``."""
+    return pd.DataFrame([(s.name, s.description, f"{__name__}.{s.module}") for s in STUDIES.values()],
+                        columns=["name", "description", "module"])
