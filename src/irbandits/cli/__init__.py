@@ -13,7 +13,23 @@ from irbandits.cli import clicks, evaluate, judge, pool, reproduce, simulate
 from irbandits.cli.common import _error
 from irbandits.errors import IrbanditsError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Bandit algorithms for search evaluation.")
+app = typer.Typer(no_args_is_help=True, help="Bandit algorithms for search evaluation.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"irbandits {version('irbandits')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                          help="print the version and exit")) -> None:
+    """Bandit algorithms for search evaluation."""
+
+
 app.command()(simulate.simulate)
 app.command()(simulate.problems)
 app.command()(simulate.algorithms)

@@ -10,8 +10,8 @@ from typing import Optional
 import numpy as np
 import typer
 
-from irbandits.cli.common import (CLICK_MODEL, INTERLEAVING, LTR, QUERY_FILE, RANKERS, _count, console,
-                                  ltr_environment)
+from irbandits.cli.common import (CLICK_MODEL, INTERLEAVING, LTR, QUERY_FILE, RANKERS, _count, _jobs, check_output,
+                                  console, ltr_environment)
 
 def matrix(
     ltr: Path = LTR,
@@ -29,6 +29,7 @@ def matrix(
 ) -> None:
     """Estimate every p_ij by interleaved comparisons on random queries under a click model."""
     n = _count(comparisons, "--comparisons")
+    check_output(out, "--out")
     data, env = ltr_environment(ltr, query_file, click_model, interleaving, rankers)
     pairs = env.K * (env.K - 1) // 2
     if multileave:
@@ -44,7 +45,7 @@ def matrix(
     if multileave:
         est = estimate_by_multileaving(env.rankers, env.model, method, n, m, seed)
     else:
-        est = env.estimate(n, seed=seed, jobs=jobs or None, progress=progress and sys.stderr.isatty())
+        est = env.estimate(n, seed=seed, jobs=_jobs(jobs), progress=progress and sys.stderr.isatty())
     seconds = time.perf_counter() - start
     m_path, se_path = est.save(out)
     P = est.matrix

@@ -1,13 +1,17 @@
-"""What every ``irbandits`` command shares: the console, one-line errors, number parsing, tables,
-problem loading, and the learning-to-rank options and environments of ``matrix`` and ``simulate``.
+"""What every ``irbandits`` command shares: the console, one-line errors, number parsing, path checks,
+standard input and output (``-``), table files, tables, problem loading, worker counts, and the
+learning-to-rank options and environments of ``matrix`` and ``simulate``.
 
 Command modules import from here and from nowhere else in :mod:`irbandits.cli`."""
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional
+from typing import IO, Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -41,12 +45,124 @@ def _count(text: str, what: str) -> int:
     return int(value)
 
 
+JOBS = typer.Option(1, min=0, help="worker processes (0: all cores)")
+
+
+def _jobs(jobs: int) -> int:
+    """``--jobs``: 0 means every core."""
+    return jobs or os.cpu_count() or 1
+
+
+def check_file(path: Path, option: str) -> Path:
+    """An existing, readable file for ``option``; a missing file, a directory or no permission is an error."""
+    if str(path) == "-":
+        raise IrbanditsError(f"{option}: - (standard input) is not accepted here; give a file")
+    if path.is_dir():
+        raise IrbanditsError(f"{option} {path}: is a directory, expected a file")
+    if not path.exists():
+        raise IrbanditsError(f"{option} {path}: no such file")
+    if not os.access(path, os.R_OK):
+        raise IrbanditsError(f"{option} {path}: permission denied (cannot read)")
+    return path
+
+
+def check_dir(path: Path, option: str) -> Path:
+    """An existing, readable directory for ``option``."""
+    if not path.is_dir():
+        raise IrbanditsError(f"{option} {path}: " + ("is a file, expected a directory" if path.exists()
+                                                      else "no such directory"))
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise IrbanditsError(f"{option} {path}: permission denied (cannot read)")
+    return path
+
+
+def check_output(path: Path, option: str, directory: bool = False) -> Path:
+    """A file (or with ``directory`` a folder) that ``option`` can write: if it exists, of that kind
+    and writable; else its parent exists, is a directory and is writable. Nothing is created."""
+    if str(path) == "-":
+        raise IrbanditsError(f"{option}: - (standard output) is not accepted here; give a "
+                             + ("directory" if directory else "file"))
+    if path.exists():
+        if path.is_dir() != directory:
+            raise IrbanditsError(f"{option} {path}: is a {'file' if directory else 'directory'}, expected a "
+                                 f"{'directory' if directory else 'file'}")
+        if not os.access(path, os.W_OK):
+            raise IrbanditsError(f"{option} {path}: permission denied (cannot write)")
+        return path
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise IrbanditsError(f"{option} {path}: the directory {path.parent} " + (
+            "is a file" if parent.exists() else "does not exist"))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise IrbanditsError(f"{option} {path}: permission denied (cannot write in {path.parent})")
+    return path
+
+
+STDIN = "<stdin>"
+
+
+@contextmanager
+def reading(path: Path, option: str) -> Iterator[Path]:
+    """A readable file for ``path``; ``-`` is standard input, kept in a temporary file while the
+    block runs (plain or gzip) and named ``<stdin>`` in error messages."""
+    if str(path) != "-":
+        yield check_file(path, option)
+        return
+    data = typer.get_binary_stream("stdin").read()
+    with tempfile.TemporaryDirectory(prefix="irbandits-") as folder:
+        tmp = Path(folder) / ("stdin.gz" if data[:2] == b"\x1f\x8b" else "stdin")
+        tmp.write_bytes(data)
+        try:
+            yield tmp
+        except IrbanditsError as exc:
+            raise IrbanditsError(str(exc).replace(str(tmp), STDIN)) from None
+
+
+def source_name(path: Path) -> str:
+    """How messages name an input: its path, or ``<stdin>`` for ``-``."""
+    return STDIN if str(path) == "-" else str(path)
+
+
+@contextmanager
+def writing(path: Path, option: str) -> Iterator[IO[str]]:
+    """A text stream for ``path``: standard output for ``-``, else the file (checked, then replaced)."""
+    if str(path) == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    with open(check_output(path, option), "w", encoding="utf-8") as fh:
+        yield fh
+
+
+TABLE_FORMATS = {".csv": "CSV", ".tsv": "tab-separated", ".parquet": "Parquet", ".json": "JSON"}
+
+
+def check_table_output(path: Path, option: str) -> Path:
+    """A writable table file whose extension names its format (see :data:`TABLE_FORMATS`)."""
+    if path.suffix.lower() not in TABLE_FORMATS:
+        raise IrbanditsError(f"{option} {path}: cannot tell the format from the extension "
+                             f"{path.suffix or '(none)'}; use {', '.join(TABLE_FORMATS)}")
+    return check_output(path, option)
+
+
+def write_table(df, path: Path) -> Path:
+    """Write ``df`` in the format of ``path``'s extension (checked by :func:`check_table_output`)."""
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        df.to_parquet(path, index=False)
+    elif suffix == ".json":
+        df.to_json(path, orient="records", indent=1)
+    else:
+        df.to_csv(path, index=False, sep="\t" if suffix == ".tsv" else ",", float_format="%.6g")
+    return path
+
+
 def _load_problem(problem: Optional[str], matrix: Optional[Path]):
     from irbandits.problems import PreferenceMatrix, get_problem
 
     if problem and matrix:
         _fail("give either --problem or --matrix, not both")
-    return PreferenceMatrix.load(matrix) if matrix else get_problem(problem or "arxiv")
+    return PreferenceMatrix.load(check_file(matrix, "--matrix")) if matrix else get_problem(problem or "arxiv")
 
 
 def _table(df, title: str) -> Table:
@@ -92,7 +208,7 @@ def ltr_environment(ltr: Path, query_file: Optional[Path], click_model: str, int
     from irbandits.clicks.ltr import read_ltr
 
     get_method(interleaving), ClickModel.named(click_model), parse_rankers(rankers)  # fail before reading
-    data = read_ltr(ltr, query_file)
+    data = read_ltr(check_file(ltr, "--ltr"), query_file and check_file(query_file, "--query-file"))
     return data, ClickEnvironment(data.rankers(parse_rankers(rankers)), click_model, interleaving)
 
 
@@ -133,7 +249,7 @@ def reference_problem(env, matrix: Optional[Path], seed: int, label: str):
     from irbandits.problems import PreferenceMatrix
 
     if matrix:
-        P = PreferenceMatrix.load(matrix)
+        P = PreferenceMatrix.load(check_file(matrix, "--matrix"))
         if P.K != env.K:
             raise IrbanditsError(f"{matrix} has K={P.K} but the environment has {env.K} rankers")
     else:

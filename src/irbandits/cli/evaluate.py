@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import _table, console
+from irbandits.cli.common import _table, check_dir, check_file, check_output, check_table_output, console, write_table
 from irbandits.errors import IrbanditsError
 
 
@@ -22,9 +22,28 @@ def _measure_help() -> str:
             "nDCG@10, RR, AP, ndcg_cut_10, recip_rank, map, ...; repeat for several")
 
 
+def _check(runs: list[Path], measure: list[str], labels: dict[str, Optional[Path]]) -> None:
+    """Fail before reading anything: unknown measures, a measure whose labels option is missing,
+    input paths that are not readable files (or run directories)."""
+    from irbandits.measures import parse_measure
+
+    for m in measure:
+        kind = parse_measure(m).measure.labels
+        if kind == "best" and labels["qrels"] is None and labels["best"] is None:
+            raise IrbanditsError(f"measure {m} needs --best or --qrels (best items: the top grade of the qrels)")
+        if kind != "best" and labels[kind] is None:
+            raise IrbanditsError(f"measure {m} needs --{kind}")
+    for r in runs:
+        check_dir(r, "--runs") if r.is_dir() else check_file(r, "--runs")
+    for option, path in labels.items():
+        if path is not None:
+            check_file(path, f"--{option}")
+
+
 def _load(runs: list[Path], measure: list[str], qrels: Optional[Path], judgments: Optional[Path],
-          best: Optional[Path]):
-    """Read the inputs and evaluate; returns the per-topic table and the seconds each part took."""
+          best: Optional[Path], include_unjudged: bool):
+    """Read the inputs and evaluate; returns the per-topic table and the seconds each part took. Says
+    in one line how many run topics no label judges (left out unless ``include_unjudged``)."""
     from irbandits.io import read_judgments, read_qrels, read_runs
     from irbandits.measures import evaluate
 
@@ -35,7 +54,11 @@ def _load(runs: list[Path], measure: list[str], qrels: Optional[Path], judgments
               "best": read_qrels(best) if best else None}
     read = time.perf_counter() - start
     start = time.perf_counter()
-    table = evaluate(table_runs, measure, **labels)
+    table = evaluate(table_runs, measure, include_unjudged=include_unjudged, **labels)
+    answered, scored = table_runs["topic"].nunique(), table["topic"].nunique()
+    if scored < answered and not include_unjudged:
+        print(f"left out {answered - scored} of the {answered} run topics: no label judges them "
+              f"(--include-unjudged scores them as 0)", file=sys.stderr)
     return table, read, time.perf_counter() - start
 
 
@@ -43,6 +66,8 @@ _RUNS = typer.Option(..., "--runs", help="a directory of run files, or run files
 _QRELS = typer.Option(None, help="qrels: graded, preference-valued or best-item (topic iteration docno value)")
 _JUDGMENTS = typer.Option(None, help="pairwise judgments (topic left right winner), for pgc")
 _BEST = typer.Option(None, help="best-item qrels for best_rr; default: the top grade of --qrels")
+_INCLUDE_UNJUDGED = typer.Option(False, help="also score the run topics no label judges, as 0 (trec_eval leaves "
+                                 "them out)")
 
 
 def evaluate(
@@ -53,20 +78,25 @@ def evaluate(
     best: Optional[Path] = _BEST,
     per_topic: bool = typer.Option(False, "--per-topic", help="also print every topic's value"),
     fmt: str = typer.Option("table", "--format", help="table or csv (rows run,topic,measure,value)"),
-    out: Optional[Path] = typer.Option(None, help="also write the per-topic and mean rows to this Parquet file"),
+    out: Optional[Path] = typer.Option(None, help="also write the per-topic and mean rows to this file: "
+                                       ".csv, .tsv, .parquet or .json"),
+    include_unjudged: bool = _INCLUDE_UNJUDGED,
 ) -> None:
-    """Score every run with every measure: mean over topics per run (topic 'all'), optionally per topic."""
+    """Score every run with every measure: mean over topics per run (topic 'all'), optionally per topic.
+    Only the topics the labels judge are scored, as trec_eval does."""
     import pandas as pd
 
     from irbandits.measures import mean_over_topics
 
     if fmt not in ("table", "csv"):
         raise IrbanditsError(f"--format must be table or csv, got {fmt!r}")
-    table, read, took = _load(runs, measure, qrels, judgments, best)
+    _check(runs, measure, {"qrels": qrels, "judgments": judgments, "best": best})
+    if out:
+        check_table_output(out, "--out")
+    table, read, took = _load(runs, measure, qrels, judgments, best, include_unjudged)
     rows = pd.concat([mean_over_topics(table), table], ignore_index=True)
     if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        rows.to_parquet(out, index=False)
+        write_table(rows, out)
     shown = rows if per_topic else rows[rows["topic"] == "all"]
     if fmt == "csv":
         shown.to_csv(sys.stdout, index=False, float_format="%.6g")
@@ -91,6 +121,7 @@ def compare_measures(
     seed: int = typer.Option(0, help="bootstrap seed"),
     interval: str = typer.Option("BCa", help="bootstrap interval: BCa or percentile"),
     plot: Optional[Path] = typer.Option(Path("compare-measures.png"), help="scatter plot, one panel per pair"),
+    include_unjudged: bool = _INCLUDE_UNJUDGED,
 ) -> None:
     """Kendall's tau and tau-ap between every pair of measures over the runs, with a scatter plot."""
     import pandas as pd
@@ -103,7 +134,10 @@ def compare_measures(
         raise IrbanditsError(f"--interval must be BCa or percentile, got {interval!r}")
     if len(dict.fromkeys(measure)) < 2:
         raise IrbanditsError("compare-measures needs at least two different --measure")
-    table, _, took = _load(runs, list(dict.fromkeys(measure)), qrels, judgments, best)
+    _check(runs, measure, {"qrels": qrels, "judgments": judgments, "best": best})
+    if plot:
+        check_output(plot, "--plot")
+    table, _, took = _load(runs, list(dict.fromkeys(measure)), qrels, judgments, best, include_unjudged)
     pairs = list(itertools.combinations(dict.fromkeys(measure), 2))
     result = pd.DataFrame([compare(table, a, b, samples=samples, seed=seed, method=interval)
                            for a, b in pairs])

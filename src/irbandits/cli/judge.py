@@ -6,23 +6,25 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from irbandits.cli.common import _table, console
+
+from irbandits.cli.common import _table, check_file, check_output, console, reading, source_name, writing
 from irbandits.errors import IrbanditsError
 
 app = typer.Typer(no_args_is_help=True,
                   help="Find each topic's best items with pairwise preference judgments (top-k process).")
 STATE = typer.Option(..., "--state", help="judging state file (JSON, written atomically)")
+OUT = typer.Option(Path("-"), help="output file; - is standard output")
 
 
 def _load(state: Path):
     from irbandits.judging.topk import TopKProcess
 
-    return TopKProcess.load(state)
+    return TopKProcess.load(check_file(state, "--state"))
 
 
 @app.command()
 def init(
-    qrels: Path = typer.Argument(..., help="graded qrels (topic iteration docno grade)"),
+    qrels: Path = typer.Argument(..., help="graded qrels (topic iteration docno grade); - is standard input"),
     state: Path = STATE,
     minimum: int = typer.Option(5, help="add grades top-down until a pool has this many items"),
     n: int = typer.Option(7, help="pairs per item in a pruning phase"),
@@ -41,14 +43,15 @@ def init(
     from irbandits.judging.pools import build_pools, pool_sizes
     from irbandits.judging.topk import TopKProcess
 
-    if state.exists() and not force:
+    if check_output(state, "--state").exists() and not force:
         raise IrbanditsError(f"{state} exists; use --force to start over")
     if merge_duplicates and texts is None:
         raise IrbanditsError("--merge-duplicates needs --texts")
-    pools = build_pools(read_qrels(qrels), minimum)
+    with reading(qrels, "QRELS") as path:
+        pools = build_pools(read_qrels(path), minimum)
     aliases = None
     if texts is not None:
-        groups = find_duplicates(pools, read_texts(texts))
+        groups = find_duplicates(pools, read_texts(check_file(texts, "--texts")))
         n_dup = sum(len(g) for gs in groups.values() for g in gs)
         console.print(f"exact duplicates: {n_dup} items in {sum(map(len, groups.values()))} groups "
                       f"over {len(groups)} topics", markup=False)
@@ -66,27 +69,39 @@ def init(
 
 
 @app.command()
-def requests(state: Path = STATE) -> None:
-    """Print the judgments needed next, one `topic left right` line each."""
-    for topic, left, right in _load(state).requests():
-        print(topic, left, right)
+def requests(state: Path = STATE, out: Path = OUT) -> None:
+    """Write the judgments needed next, one `topic left right` line each."""
+    pairs = _load(state).requests()
+    with writing(out, "--out") as fh:
+        fh.writelines(f"{topic} {left} {right}\n" for topic, left, right in pairs)
 
 
 @app.command()
-def add(judgments: Path = typer.Argument(..., help="`topic left right winner` lines"), state: Path = STATE) -> None:
-    """Add judgments (any order, partial or extra); all or none are recorded."""
+def add(
+    judgments: Path = typer.Argument(..., help="answers, one `topic left right winner` line each: the pair as "
+                                     "`judge requests` wrote it (either order) and the docno of the preferred "
+                                     "item; - is standard input"),
+    state: Path = STATE,
+    allow_unrequested: bool = typer.Option(False, help="keep answers no open or past phase asked for, and "
+                                           "answers beyond a pair's requests, for later phases"),
+) -> None:
+    """Add answers, in any order and partial; all or none are recorded. An answer to a pair that no
+    phase requested, or one answer too many for a pair (the same file added twice), is refused
+    naming the line, unless --allow-unrequested."""
     from irbandits.io import read_judgments
 
     proc = _load(state)
-    before = {r["topic"]: r["phase"] for r in proc.status()}
-    table = read_judgments(judgments)
+    before = {r["topic"]: (r["phase"], r["kind"]) for r in proc.status()}
+    with reading(judgments, "JUDGMENTS") as path:
+        table = read_judgments(path)
     for row in table.itertuples(index=False):
         try:
-            proc.add(row.topic, row.left, row.right, row.winner)
+            proc.add(row.topic, row.left, row.right, row.winner, unrequested=allow_unrequested)
         except IrbanditsError as exc:
-            raise IrbanditsError(f"{judgments}, line {row.line}: {exc}") from None
+            hint = "; --allow-unrequested keeps it" if "asked for" in str(exc) else ""
+            raise IrbanditsError(f"{source_name(judgments)}, line {row.line}: {exc}{hint}") from None
     proc.save(state)
-    moved = sum(r["phase"] != before[r["topic"]] for r in proc.status())
+    moved = sum((r["phase"], r["kind"]) != before[r["topic"]] for r in proc.status())
     console.print(f"added {len(table)} judgments; {moved} topics moved to a new phase; "
                   f"{len(proc.requests())} judgments requested", markup=False)
 
@@ -106,9 +121,10 @@ def qrels(
     best: bool = typer.Option(False, help="only the best set of each topic (value 1)"),
     final: Optional[list[int]] = typer.Option(None, help="score only these final phases (1 = first); "
                                                          "default all"),
+    out: Path = OUT,
 ) -> None:
     """Preference qrels of the finished topics: `topic Q0 docno value`, higher preferred."""
-    proc = _load(state)
-    for topic, items in proc.top(final, best=best).items():
-        for docno, value in items.items():
-            print(topic, "Q0", docno, 1 if best else f"{value:.6g}")
+    top = _load(state).top(final, best=best)
+    with writing(out, "--out") as fh:
+        for topic, items in top.items():
+            fh.writelines(f"{topic} Q0 {docno} {1 if best else f'{value:.6g}'}\n" for docno, value in items.items())

@@ -8,14 +8,19 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import _table, console
+from irbandits.cli.common import (_table, check_dir, check_file, check_output, console, reading, source_name,
+                                  writing)
 from irbandits.errors import IrbanditsError
 
 app = typer.Typer(no_args_is_help=True, help="Choose which pooled document an assessor judges next.")
 
 
+RUNS = typer.Option(..., help="directory of TREC run files (plain or .gz), or one run file; - is standard input")
+
+
 def _pools(runs: Path, depth: int):
-    """Depth-k pools of a run directory; the readers' warnings (repeated documents) as one line each."""
+    """Depth-k pools of a run directory or file (``-``: standard input); the readers' warnings
+    (repeated documents) as one line each."""
     import warnings
 
     from rich.console import Console
@@ -25,7 +30,11 @@ def _pools(runs: Path, depth: int):
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        table = read_runs(runs)
+        if runs.is_dir():
+            table = read_runs(check_dir(runs, "--runs"))
+        else:
+            with reading(runs, "--runs") as path:
+                table = read_runs(path)
     for w in caught:
         Console(stderr=True, soft_wrap=True).print(f"warning: {w.message}", markup=False, highlight=False)
     return build_pools(table, depth)
@@ -33,8 +42,8 @@ def _pools(runs: Path, depth: int):
 
 @app.command()
 def simulate(
-    runs: Path = typer.Option(..., help="directory of TREC run files (plain or .gz), or one run file"),
-    qrels: Path = typer.Option(..., help="qrels judging every pooled document"),
+    runs: Path = RUNS,
+    qrels: Path = typer.Option(..., help="qrels judging the pooled documents; - is standard input"),
     depth: int = typer.Option(10, min=1, help="pool depth k: the top k documents of every run"),
     relevant_grade: float = typer.Option(1, help="grades >= this count as relevant"),
     method: Optional[list[str]] = typer.Option(None, "--method", "-m",
@@ -42,14 +51,29 @@ def simulate(
     repetitions: int = typer.Option(100, min=1, help="seeded repetitions of each random method"),
     seed: int = typer.Option(0, help="master seed of the random methods"),
     out: Path = typer.Option(Path("pool-results"), help="output directory"),
+    include_unjudged: bool = typer.Option(False, help="also score the run topics the qrels do not judge "
+                                          "(as having no relevant document)"),
 ) -> None:
-    """Relevant documents found after n judgments by every method: table, curves.parquet, curves.png."""
+    """Relevant documents found after n judgments by every method: table, curves.parquet, curves.png.
+    Only the topics the qrels judge are scored, as trec_eval does."""
     from irbandits.io import read_qrels
+    from irbandits.pooling.base import method_specs
+    from irbandits.pooling.pools import judged_pools
     from irbandits.pooling.simulate import Timing, found_at, levels, plot_curves, simulate_pools
 
     start = time.perf_counter()
+    method = method_specs(method)
+    check_output(out, "--out", directory=True)
     pools = _pools(runs, depth)
-    judged = read_qrels(qrels)
+    with reading(qrels, "--qrels") as path:
+        judged = read_qrels(path)
+    if not include_unjudged:
+        answered, pools = len(pools), judged_pools(pools, judged)
+        if not pools:
+            raise IrbanditsError(f"--qrels {source_name(qrels)} judges none of the {answered} topics the runs answer")
+        if len(pools) < answered:
+            console.print(f"left out {answered - len(pools)} of the {answered} run topics: the qrels do not judge "
+                          f"them (--include-unjudged scores them as having no relevant document)", markup=False)
     relevance = {t: p.relevance(judged, relevant_grade) for t, p in pools.items()}
     sizes = [p.size for p in pools.values()]
     unjudged = sum(p.unjudged(judged) for p in pools.values())
@@ -59,7 +83,7 @@ def simulate(
     timing = Timing()
     curves = simulate_pools(pools, relevance, method, repetitions=repetitions, seed=seed, timing=timing)
     table = found_at(curves, levels(max(sizes)))
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(exist_ok=True)
     curves.to_parquet(out / "curves.parquet", index=False)
     table.round(2).to_csv(out / "table.csv")
     title = f"{len(pools)} topics, depth-{depth} pools, relevant = grade >= {relevant_grade:g}"
@@ -75,7 +99,7 @@ def simulate(
 
 @app.command()
 def init(
-    runs: Path = typer.Option(..., help="directory of TREC run files (plain or .gz), or one run file"),
+    runs: Path = RUNS,
     state: Path = typer.Option(..., help="state file to create"),
     depth: int = typer.Option(10, min=1, help="pool depth k"),
     method: str = typer.Option("MM-NS", help="NAME or NAME:param=value (see `irbandits pool methods`)"),
@@ -84,9 +108,11 @@ def init(
     force: bool = typer.Option(False, help="overwrite an existing state file"),
 ) -> None:
     """Create the adjudication state of a new assessment campaign."""
+    from irbandits.pooling.base import parse_method
     from irbandits.pooling.state import Campaign
 
-    if state.exists() and not force:
+    parse_method(method)
+    if check_output(state, "--state").exists() and not force:
         raise IrbanditsError(f"{state} exists; pass --force to start the campaign again")
     pools = _pools(runs, depth)
     campaign = Campaign(pools, method, relevant_grade, seed)
@@ -99,28 +125,31 @@ def init(
 def next_(
     state: Path = typer.Option(..., help="state file (see `irbandits pool init`)"),
     topic: Optional[list[str]] = typer.Option(None, help="only these topics (repeat); default every topic"),
+    out: Path = typer.Option(Path("-"), help="output file; - is standard output"),
 ) -> None:
-    """Print `topic docno run` for the document to judge next on each topic not yet finished."""
+    """Write `topic docno run` for the document to judge next on each topic not yet finished."""
     from irbandits.pooling.state import editing
 
-    with editing(state) as campaign:
+    with editing(check_file(state, "--state")) as campaign:
         chosen = campaign.next(topic)
-    for row in chosen.itertuples(index=False):
-        typer.echo(f"{row.topic} {row.docno} {row.run}")
+    with writing(out, "--out") as fh:
+        fh.writelines(f"{row.topic} {row.docno} {row.run}\n" for row in chosen.itertuples(index=False))
 
 
 @app.command()
 def add(
-    judgments: Path = typer.Argument(..., help="qrels-format judgments: topic iteration docno grade"),
+    judgments: Path = typer.Argument(..., help="qrels-format judgments: topic iteration docno grade; "
+                                     "- is standard input"),
     state: Path = typer.Option(..., help="state file (see `irbandits pool init`)"),
 ) -> None:
     """Record judgments (all or none); print the progress of every topic they touch."""
     from irbandits.io import read_qrels
     from irbandits.pooling.state import editing
 
-    batch = read_qrels(judgments, lines=True)
-    with editing(state) as campaign:
-        campaign.add(batch, source=str(judgments))
+    with reading(judgments, "JUDGMENTS") as path:
+        batch = read_qrels(path, lines=True)
+    with editing(check_file(state, "--state")) as campaign:
+        campaign.add(batch, source=source_name(judgments))
     progress = campaign.progress()
     progress = progress[progress.topic.isin(batch.topic.astype(str))]
     console.print(_table(progress, f"{len(batch)} judgments added to {state}"))

@@ -9,7 +9,8 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import _count, _table, console
+from irbandits.cli.common import (JOBS, _count, _jobs, _table, check_dir, check_file, check_output, check_table_output,
+                                  console, write_table)
 from irbandits.studies import STUDIES, get_study, list_studies
 
 app = typer.Typer(help="Reproduce published results from ../shared/data; without NAME, list the studies.")
@@ -33,10 +34,12 @@ def best_item_study(
     samples: int = typer.Option(1000, min=10, help="topic-bootstrap samples per tau interval"),
     draws: int = typer.Option(1000, min=10, help="random sparse-label draws"),
     seed: int = typer.Option(0, help="seed of the bootstrap and the draws"),
-    figures: Path = typer.Option(Path("docs/figures"), help="where the figures go"),
-    doc: Path = typer.Option(Path("REPRODUCTION.md"), help="the document whose best-item section is (re)written"),
+    out: Path = typer.Option(Path("best-item-study"), help="output directory: the report best-item-study.md "
+                             "and its figures"),
 ) -> None:
     study = get_study("best-item-study")
+    check_dir(data, "--data")
+    check_output(out, "--out", directory=True)
     result = study.run(data=data, samples=samples, draws=draws, seed=seed)
     comp = result["comparisons"]
     console.print(_table(comp, "Kendall's tau (topic-bootstrap 95 % interval) and tau-ap"))
@@ -46,7 +49,8 @@ def best_item_study(
     s = result["seconds"]
     console.print(f"read {s['read']:.1f} s, evaluate 63 runs x 4 measures {s['evaluate']:.1f} s, "
                   f"compare {s['compare']:.1f} s")
-    console.print(f"wrote {study.load().write_report(result, figures, doc)}")
+    out.mkdir(exist_ok=True)
+    console.print(f"wrote {study.load().write_report(result, out, out / 'best-item-study.md')} and its figures")
 
 
 @_study("judging-study")
@@ -55,13 +59,16 @@ def judging_study(
     seed: int = typer.Option(0, help="master seed; per-run seeds derive from it"),
     budget: int = typer.Option(1000, min=1, help="judgments per run for the budgeted algorithms"),
     algorithm: Optional[list[str]] = typer.Option(None, "--algorithm", "-a", help="repeat; default all"),
-    jobs: int = typer.Option(1, min=1, help="worker processes"),
-    out: Optional[Path] = typer.Option(None, help="also write every run (Parquet)"),
+    jobs: int = JOBS,
+    out: Optional[Path] = typer.Option(None, help="also write every run: .csv, .tsv, .parquet or .json"),
 ) -> None:
     module = get_study("judging-study").load()
-    df = module.run_study(algorithm, runs=runs, seed=seed, budget=budget, jobs=jobs, progress=sys.stderr.isatty())
     if out is not None:
-        df.assign(best=df.best.map(lambda b: " ".join(map(str, b)))).to_parquet(out)
+        check_table_output(out, "--out")
+    df = module.run_study(algorithm, runs=runs, seed=seed, budget=budget, jobs=_jobs(jobs),
+                          progress=sys.stderr.isatty())
+    if out is not None:
+        write_table(df.assign(best=df.best.map(lambda b: " ".join(map(str, b)))), out)
     table = module.figure_4_1(module.summarize(df))
     console.print(_table(table, f"Figure 4.1 reproduced: ours ({runs} runs per row) and, in brackets, "
                                 f"published (1,000 runs)"))
@@ -75,7 +82,9 @@ def judging_replay(
     runs: int = typer.Option(100, min=1, help="replays"),
     seed: int = typer.Option(0, help="master seed"),
 ) -> None:
-    table, pools = get_study("judging-replay").run(data=data, qrels=qrels, runs=runs, seed=seed)
+    check_dir(data, "--data")
+    table, pools = get_study("judging-replay").run(data=data, qrels=qrels and check_file(qrels, "--qrels"),
+                                                   runs=runs, seed=seed)
     console.print(_table(table, f"{runs} replays on {pools} pools: share = topics whose replayed best set "
                                 f"shares an item with the released one; same = identical sets"))
 
@@ -86,12 +95,14 @@ def mergedts_study(
                                 help="preference matrix (MSLR-Navigational)"),
     horizon: str = typer.Option("1e8", help="steps per run"),
     runs: int = typer.Option(5, min=1, help="independent runs per algorithm"),
-    jobs: int = typer.Option(2, min=1, help="worker processes"),
+    jobs: int = typer.Option(2, min=0, help="worker processes (0: all cores)"),
     seed: int = typer.Option(0, help="master seed"),
     out: Path = typer.Option(Path("reproduce-mergedts"), help="results directory (resumable)"),
 ) -> None:
     module = get_study("mergedts-study").load()
-    T = _count(horizon, "--horizon")
+    T, jobs = _count(horizon, "--horizon"), _jobs(jobs)
+    check_file(matrix, "--matrix")
+    check_output(out, "--out", directory=True)
     console.print(f"mergedts-study: {matrix}; horizon {T:,}, {runs} runs, {jobs} jobs, seed {seed}, out {out}",
                   markup=False)
     table = module.run_study(matrix, horizon=T, runs=runs, seed=seed, jobs=jobs, out=out,

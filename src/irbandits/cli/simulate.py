@@ -9,9 +9,9 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import (CLICK_MODEL, INTERLEAVING, MULTILEAVE, QUERY_FILE, RANKERS, _count, _load_problem,
-                                  _table, console, ltr_environment, multi_dueling_specs, multileave_environment,
-                                  reference_problem)
+from irbandits.cli.common import (CLICK_MODEL, INTERLEAVING, JOBS, MULTILEAVE, QUERY_FILE, RANKERS, _count, _jobs,
+                                  _load_problem, _table, check_output, console, ltr_environment, multi_dueling_specs,
+                                  multileave_environment, reference_problem)
 
 
 def simulate(
@@ -23,7 +23,7 @@ def simulate(
     ),
     horizon: str = typer.Option("1e5", help="duels per run; 1e8 is accepted"),
     runs: int = typer.Option(10, min=1, help="independent runs per algorithm"),
-    jobs: int = typer.Option(1, min=1, help="worker processes"),
+    jobs: int = JOBS,
     seed: int = typer.Option(0, help="master seed; per-run seeds derive from it"),
     out: Path = typer.Option(Path("results"), help="output directory (resumable)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
@@ -44,6 +44,8 @@ def simulate(
     from irbandits.dueling import parse_spec
 
     T = _count(horizon, "--horizon")
+    jobs = _jobs(jobs)
+    check_output(out, "--out", directory=True)
     from irbandits.dueling import list_algorithms
 
     if multileave:

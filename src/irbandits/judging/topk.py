@@ -241,8 +241,13 @@ class TopKProcess:
         """``(topic, left, right)`` for every judgment the current phases still need."""
         return [(topic, a, b) for topic, t in self.topics.items() for a, b in t.outstanding()]
 
-    def add(self, topic: str, left: str, right: str, winner: str) -> "TopKProcess":
-        """Record one judgment; phases advance as soon as they are complete. Returns self."""
+    def add(self, topic: str, left: str, right: str, winner: str, unrequested: bool = True) -> "TopKProcess":
+        """Record one judgment; phases advance as soon as they are complete. Returns self.
+
+        With ``unrequested=False`` an answer must be to a pair the open phase still needs: an answer to
+        a pair no open or past phase asked for, or one more answer than a pair's phases asked for (the
+        same answers added twice), is an error instead of being kept for later phases.
+        """
         t = self.topics.get(str(topic))
         if t is None:
             raise IrbanditsError(f"unknown topic {topic}")
@@ -255,10 +260,16 @@ class TopKProcess:
         for item in (left, right):
             if item not in t._items:
                 raise IrbanditsError(f"topic {topic}: {item} is not in the topic's pool")
+        key = _key(left, right)
+        if not unrequested and (key not in t._keys or key in t.answers):
+            answered = sum(_key(a, b) == key for a, b, _, _ in t.log) - len(t.bank.get(key, ()))
+            if answered and left != right:
+                raise IrbanditsError(f"topic {topic}: the pair {left} {right} already has the {answered} "
+                                     f"answer(s) its phases asked for (answers added twice?)")
+            raise IrbanditsError(f"topic {topic}: no open or past phase asked for the pair {left} {right}")
         t.log.append([left, right, winner, t.phase])
         if left == right:  # two merged duplicates: nothing to learn
             return self
-        key = _key(left, right)
         if key in t._keys and key not in t.answers:
             t.answers[key] = winner
             self._advance(t)

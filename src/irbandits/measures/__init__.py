@@ -10,6 +10,8 @@ of labels each:
 
 Topics: a measure is averaged over the topics that have its labels and that at least one of the
 evaluated runs answers; a run that does not answer such a topic scores 0 on it (``trec_eval -c``).
+Topics without labels are left out, as trec_eval leaves them out; ``include_unjudged=True`` scores
+every topic the runs answer, those without labels as 0.
 
 >>> import pandas as pd
 >>> runs = pd.DataFrame({"run": "r", "topic": "1", "docno": ["a", "b", "c"], "rank": [1, 2, 3]})
@@ -101,7 +103,8 @@ def _label_topics(kind: str, labels: pd.DataFrame) -> set:
 
 
 def evaluate(runs: pd.DataFrame, measures: Sequence[str], qrels: pd.DataFrame | None = None,
-             judgments: pd.DataFrame | None = None, best: pd.DataFrame | None = None) -> pd.DataFrame:
+             judgments: pd.DataFrame | None = None, best: pd.DataFrame | None = None,
+             include_unjudged: bool = False) -> pd.DataFrame:
     """Evaluate every run on every topic with every measure.
 
     Parameters
@@ -113,6 +116,8 @@ def evaluate(runs: pd.DataFrame, measures: Sequence[str], qrels: pd.DataFrame | 
     qrels, judgments, best
         The labels: ``topic, docno, grade`` qrels; ``topic, left, right, winner`` judgments; best
         items as qrels (default: the top grade of ``qrels``).
+    include_unjudged
+        Also score the topics the runs answer but a measure's labels do not judge, as 0.
 
     Returns
     -------
@@ -137,7 +142,8 @@ def evaluate(runs: pd.DataFrame, measures: Sequence[str], qrels: pd.DataFrame | 
             frames[p.label] = p.measure.compute(runs, sources[p.measure.labels], **p.params)
     out = []
     for p in parsed:
-        topics = sorted(_label_topics(p.measure.labels, sources[p.measure.labels]) & answered)
+        labelled = answered if include_unjudged else _label_topics(p.measure.labels, sources[p.measure.labels])
+        topics = sorted(labelled & answered)
         grid = pd.MultiIndex.from_product([names, topics], names=["run", "topic"])
         values = frames.get(p.label, pd.DataFrame(columns=["run", "topic", "value"]))
         values = values.set_index(["run", "topic"])["value"].reindex(grid, fill_value=0.0).astype(float)

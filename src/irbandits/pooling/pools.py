@@ -95,3 +95,16 @@ def build_pools(runs: pd.DataFrame, depth: int = 10) -> dict[str, TopicPool]:
     if not pools:
         raise IrbanditsError("the runs retrieve no documents, so every pool is empty")
     return pools
+
+
+def judged_pools(pools: dict[str, TopicPool], qrels: pd.DataFrame) -> dict[str, TopicPool]:
+    """The pools of the topics the qrels judge (any grade), as trec_eval scores only judged topics;
+    a topic the runs answer but the qrels do not would otherwise count as having no relevant document.
+
+    >>> runs = pd.DataFrame(dict(run="x", topic=["1", "2"], docno=["a", "b"], rank=1))
+    >>> list(judged_pools(build_pools(runs), pd.DataFrame(dict(topic=["2"], docno=["b"], grade=[0]))))
+    ['2']
+    """
+    judged = set(qrels.topic.astype(str))
+    return {t: p for t, p in pools.items() if t in judged}
+
