@@ -76,9 +76,12 @@ def check_dir(path: Path, option: str) -> Path:
     return path
 
 
-def check_output(path: Path, option: str, directory: bool = False) -> Path:
+def check_output(path: Path, option: str, directory: bool = False, dash: bool = False) -> Path:
     """A file (or with ``directory`` a folder) that ``option`` can write: if it exists, of that kind
-    and writable; else its parent exists, is a directory and is writable. Nothing is created."""
+    and writable; else its parent exists, is a directory and is writable. Nothing is created.
+    With ``dash``, ``-`` (standard output) is accepted as it is."""
+    if dash and str(path) == "-":
+        return path
     if str(path) == "-":
         raise IrbanditsError(f"{option}: - (standard output) is not accepted here; give a "
                              + ("directory" if directory else "file"))
@@ -126,11 +129,11 @@ def source_name(path: Path) -> str:
 @contextmanager
 def writing(path: Path, option: str) -> Iterator[IO[str]]:
     """A text stream for ``path``: standard output for ``-``, else the file (checked, then replaced)."""
-    if str(path) == "-":
+    if str(check_output(path, option, dash=True)) == "-":
         yield sys.stdout
         sys.stdout.flush()
         return
-    with open(check_output(path, option), "w", encoding="utf-8") as fh:
+    with open(path, "w", encoding="utf-8") as fh:
         yield fh
 
 
@@ -139,10 +142,10 @@ TABLE_FORMATS = {".csv": "CSV", ".tsv": "tab-separated", ".parquet": "Parquet", 
 
 def check_table_output(path: Path, option: str) -> Path:
     """A writable table file whose extension names its format (see :data:`TABLE_FORMATS`)."""
-    if path.suffix.lower() not in TABLE_FORMATS:
+    if check_output(path, option).suffix.lower() not in TABLE_FORMATS:
         raise IrbanditsError(f"{option} {path}: cannot tell the format from the extension "
                              f"{path.suffix or '(none)'}; use {', '.join(TABLE_FORMATS)}")
-    return check_output(path, option)
+    return path
 
 
 def write_table(df, path: Path) -> Path:

@@ -90,9 +90,9 @@ def evaluate(
 
     if fmt not in ("table", "csv"):
         raise IrbanditsError(f"--format must be table or csv, got {fmt!r}")
-    _check(runs, measure, {"qrels": qrels, "judgments": judgments, "best": best})
     if out:
         check_table_output(out, "--out")
+    _check(runs, measure, {"qrels": qrels, "judgments": judgments, "best": best})
     table, read, took = _load(runs, measure, qrels, judgments, best, include_unjudged)
     rows = pd.concat([mean_over_topics(table), table], ignore_index=True)
     if out:
@@ -134,9 +134,9 @@ def compare_measures(
         raise IrbanditsError(f"--interval must be BCa or percentile, got {interval!r}")
     if len(dict.fromkeys(measure)) < 2:
         raise IrbanditsError("compare-measures needs at least two different --measure")
-    _check(runs, measure, {"qrels": qrels, "judgments": judgments, "best": best})
     if plot:
         check_output(plot, "--plot")
+    _check(runs, measure, {"qrels": qrels, "judgments": judgments, "best": best})
     table, _, took = _load(runs, list(dict.fromkeys(measure)), qrels, judgments, best, include_unjudged)
     pairs = list(itertools.combinations(dict.fromkeys(measure), 2))
     result = pd.DataFrame([compare(table, a, b, samples=samples, seed=seed, method=interval)

@@ -71,6 +71,7 @@ def init(
 @app.command()
 def requests(state: Path = STATE, out: Path = OUT) -> None:
     """Write the judgments needed next, one `topic left right` line each."""
+    check_output(out, "--out", dash=True)
     pairs = _load(state).requests()
     with writing(out, "--out") as fh:
         fh.writelines(f"{topic} {left} {right}\n" for topic, left, right in pairs)
@@ -78,16 +79,16 @@ def requests(state: Path = STATE, out: Path = OUT) -> None:
 
 @app.command()
 def add(
-    judgments: Path = typer.Argument(..., help="answers, one `topic left right winner` line each: the pair as "
-                                     "`judge requests` wrote it (either order) and the docno of the preferred "
-                                     "item; - is standard input"),
+    judgments: Path = typer.Argument(..., help="answers file (`topic left right winner`, the winner a docno); "
+                                     "- is standard input"),
     state: Path = STATE,
     allow_unrequested: bool = typer.Option(False, help="keep answers no open or past phase asked for, and "
                                            "answers beyond a pair's requests, for later phases"),
 ) -> None:
-    """Add answers, in any order and partial; all or none are recorded. An answer to a pair that no
-    phase requested, or one answer too many for a pair (the same file added twice), is refused
-    naming the line, unless --allow-unrequested."""
+    """Add answers: `topic left right winner` lines, the pair as `judge requests` wrote it and, as the
+    winner, the docno of the preferred item. Any order, partial; all or none are recorded. An answer
+    to a pair that no phase requested, or one answer too many for a pair (the same file added twice),
+    is refused naming the line, unless --allow-unrequested."""
     from irbandits.io import read_judgments
 
     proc = _load(state)
@@ -124,6 +125,7 @@ def qrels(
     out: Path = OUT,
 ) -> None:
     """Preference qrels of the finished topics: `topic Q0 docno value`, higher preferred."""
+    check_output(out, "--out", dash=True)
     top = _load(state).top(final, best=best)
     with writing(out, "--out") as fh:
         for topic, items in top.items():

@@ -130,6 +130,7 @@ def next_(
     """Write `topic docno run` for the document to judge next on each topic not yet finished."""
     from irbandits.pooling.state import editing
 
+    check_output(out, "--out", dash=True)
     with editing(check_file(state, "--state")) as campaign:
         chosen = campaign.next(topic)
     with writing(out, "--out") as fh:
