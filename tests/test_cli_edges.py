@@ -97,8 +97,12 @@ def test_pool_reads_standard_input(tmp_path):
     msg = error("pool", "add", "-", "--state", state, input=f"{chosen[0]} 0 {chosen[1]} 1\n")
     assert msg.startswith("<stdin>, line 1:") and "already judged" in msg
     out = tmp_path / "pool"
-    r = cli("pool", "simulate", "--runs", "-", "--qrels", "-", "--out", out, input=run)  # two inputs, one stdin
-    assert r.exit_code != 0
+    assert error("pool", "simulate", "--runs", "-", "--qrels", "-", "--out", out, input=run) == \
+        "--runs and --qrels cannot both be - (one standard input)"
+    qrels = "1 0 a 1\n2 0 c 1\n"
+    (tmp_path / "run.txt").write_text(run)
+    r = cli("pool", "simulate", "--runs", tmp_path / "run.txt", "--qrels", "-", "--out", out, "-m", "DocID", input=qrels)
+    assert r.exit_code == 0 and (out / "curves.parquet").exists(), r.output
 
 
 # ----- judged topics only -------------------------------------------------------------------------

@@ -100,9 +100,9 @@ def test_cli_evaluate_csv_parquet_and_compare_measures(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["-m", "pgc", "--qrels", QRELS], "error: measure pgc needs judgments"),
-    (["-m", "nDCG@10", "--qrels", "nope.txt"], "error: nope.txt: no such file"),
-    (["-m", "ndcg_cut_10"], "error: measure ndcg_cut_10 needs qrels"),
+    (["-m", "pgc", "--qrels", QRELS], "error: measure pgc needs --judgments"),
+    (["-m", "nDCG@10", "--qrels", "nope.txt"], "error: --qrels nope.txt: no such file"),
+    (["-m", "ndcg_cut_10"], "error: measure ndcg_cut_10 needs --qrels"),
     (["-m", "P", "--qrels", QRELS], "error: measure 'P': invalid param cutoff=not given"),
     (["-m", "ndcg_cut", "--qrels", QRELS], "error: 'ndcg_cut' names 9 measures (nDCG@5, nDCG@10, nDCG@15, ...)"),
 ])

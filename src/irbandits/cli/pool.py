@@ -64,6 +64,8 @@ def simulate(
     start = time.perf_counter()
     method = method_specs(method)
     check_output(out, "--out", directory=True)
+    if str(runs) == str(qrels) == "-":
+        raise IrbanditsError("--runs and --qrels cannot both be - (one standard input)")
     pools = _pools(runs, depth)
     with reading(qrels, "--qrels") as path:
         judged = read_qrels(path)
