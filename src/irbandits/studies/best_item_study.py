@@ -124,9 +124,10 @@ def _histogram(baseline: pd.DataFrame, path: Path, published=(0.485, 0.735)) -> 
     plt.close(fig)
 
 
-def write_report(study: dict, figures: str | Path = "docs/figures", doc: str | Path = "REPRODUCTION.md",
+def write_report(study: dict, figures: str | Path, doc: str | Path,
                  command: str = "irbandits reproduce best-item-study") -> Path:
-    """Write the figures and this study's section of ``doc`` (replacing an earlier one)."""
+    """Write the figures into the folder ``figures`` and this study's section of ``doc`` (replacing an
+    earlier one; ``REPRODUCTION.md`` holds the published run). Returns ``doc``."""
     from irbandits.measures.figures import scatter
 
     figures, doc = Path(figures), Path(doc)
