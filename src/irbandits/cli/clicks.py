@@ -13,6 +13,7 @@ import typer
 from irbandits.cli.common import (CLICK_MODEL, INTERLEAVING, LTR, QUERY_FILE, RANKERS, _count, _jobs, check_output,
                                   console, ltr_environment)
 
+
 def matrix(
     ltr: Path = LTR,
     query_file: Optional[Path] = QUERY_FILE,

@@ -137,7 +137,7 @@ def writing(path: Path, option: str) -> Iterator[IO[str]]:
         yield fh
 
 
-TABLE_FORMATS = {".csv": "CSV", ".tsv": "tab-separated", ".parquet": "Parquet", ".json": "JSON"}
+TABLE_FORMATS = (".csv", ".tsv", ".parquet", ".json")
 
 
 def check_table_output(path: Path, option: str) -> Path:
