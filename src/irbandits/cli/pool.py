@@ -13,8 +13,6 @@ from irbandits.cli.common import (_table, check_dir, check_file, check_output, c
 from irbandits.errors import IrbanditsError
 
 app = typer.Typer(no_args_is_help=True, help="Choose which pooled document an assessor judges next.")
-
-
 RUNS = typer.Option(..., help="directory of TREC run files (plain or .gz), or one run file; - is standard input")
 
 
@@ -66,6 +64,8 @@ def simulate(
     check_output(out, "--out", directory=True)
     if str(runs) == str(qrels) == "-":
         raise IrbanditsError("--runs and --qrels cannot both be - (one standard input)")
+    if str(qrels) != "-":
+        check_file(qrels, "--qrels")  # before the runs are read
     pools = _pools(runs, depth)
     with reading(qrels, "--qrels") as path:
         judged = read_qrels(path)
