@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from irbandits.cli.common import (CLICK_MODEL, INTERLEAVING, MULTILEAVE, QUERY_FILE, RANKERS, _count, _load_problem,
-                                  _number, _table, console, ltr_environment, multi_dueling_specs, multileave_environment,
+                                  _table, console, ltr_environment, multi_dueling_specs, multileave_environment,
                                   reference_problem)
 
 
@@ -39,12 +39,16 @@ def simulate(
     """Run dueling-bandit algorithms on a Bernoulli problem, or with --ltr on real interleaved
     comparisons (regret against --matrix, else a matrix estimated first), or with --multileave M
     on one multileaved comparison of M rankers per step; write a table and plots."""
-    from irbandits.dueling import list_algorithms, parse_spec
+    from irbandits.cli.common import _number
     from irbandits.plots import plot_accuracy, plot_regret
     from irbandits.simulate import Interrupted, summarize
     from irbandits.simulate import simulate as run_simulation
 
+    from irbandits.dueling import parse_spec
+
     T = _count(horizon, "--horizon")
+    from irbandits.dueling import list_algorithms
+
     if multileave:
         specs = multi_dueling_specs(algorithm, ltr, interleaving, multileave)
     else:
