@@ -1,9 +1,11 @@
 """Run dueling-bandit algorithms against Bernoulli problems: compiled loops, many runs, seeds.
 
-One run is a single compiled loop over the whole horizon (no Python call per step). Every run
+One run is a compiled loop over the horizon, no Python call per step: it returns to Python only
+between chunks of 10^5 steps or more (to report progress and let Ctrl-C through). Every run
 draws its own arm permutation, algorithm seed and environment seed from
 ``SeedSequence(seed).spawn(runs)``, so results do not depend on ``jobs``, and run r of every
-algorithm sees the same permutation and the same environment stream (paired comparisons).
+algorithm sees the same permutation and the same environment stream (paired comparisons). With an
+output directory every finished run is saved at once: an interrupted simulation resumes there.
 
 >>> from irbandits.problems import get_problem
 >>> df = simulate(get_problem("arxiv"), ["RUCB"], horizon=10_000, runs=2, seed=3, progress=False)
