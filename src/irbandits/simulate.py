@@ -267,7 +267,8 @@ def _differences(old: dict, new: dict) -> list[str]:
     if sorted(old.get("algorithms") or []) != sorted(new["algorithms"]):
         out.append(f"-a {' -a '.join(old.get('algorithms') or [])}, not -a {' -a '.join(new['algorithms'])}")
     if old.get("environment") != new["environment"]:
-        out.append(f"environment {old.get('environment')}, not {new['environment']}")
+        proxy = "Bernoulli duels on the matrix (no --ltr)"
+        out.append(f"{old.get('environment') or proxy}, not {new['environment'] or proxy}")
     return out
 
 
