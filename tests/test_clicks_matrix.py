@@ -179,5 +179,5 @@ def test_full_and_proxy_results_never_share_an_output_directory(lgbm, tmp_path):
     env = ClickEnvironment(lgbm.rankers([0, 99]), "perfect", "team-draft")
     P = env.estimate(200, seed=0).matrix
     simulate(P, ["RUCB"], horizon=100, runs=1, progress=False, out=tmp_path)
-    with pytest.raises(IrbanditsError, match="different experiment"):
+    with pytest.raises(IrbanditsError, match=r"made with Bernoulli duels on the matrix \(no --ltr\), not ClickEnv"):
         simulate(P, ["RUCB"], horizon=100, runs=1, progress=False, out=tmp_path, environment=env)

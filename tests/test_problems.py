@@ -133,3 +133,15 @@ def test_unknown_problem_lists_the_names():
         get_problem("arxive")
     table = list_problems()
     assert {"arxiv", "cycle", "copeland-500", "case-a"} <= set(table.name)
+
+
+def test_arms_are_named_by_the_matrix_file_or_by_row(tmp_path):
+    m = tmp_path / "m.txt"
+    m.write_text("# rankers: bm25 dense splade\n# comparisons per pair: 10\n0.5 0.3 0.4\n0.7 0.5 0.6\n0.6 0.4 0.5\n")
+    P = PreferenceMatrix.load(m)
+    assert P.arms == ["bm25", "dense", "splade"] and P.arms[P.condorcet_winner] == "dense"
+    assert P.permuted([2, 0, 1]).arms == ["splade", "bm25", "dense"]
+    assert get_problem("arxiv").arms[:2] == ["row 0", "row 1"]
+    m.write_text("# rankers: bm25 dense\n0.5 0.3 0.4\n0.7 0.5 0.6\n0.6 0.4 0.5\n")
+    with pytest.raises(IrbanditsError, match="m.txt: 2 arm names for 3 arms"):
+        PreferenceMatrix.load(m)

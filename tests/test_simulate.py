@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from irbandits.dueling import RUCB
+from irbandits.dueling import RUCB, get_algorithm
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix, get_problem
 from irbandits.rng import new_rng, uniform
-from irbandits.simulate import checkpoints, run_one, simulate, summarize
+from irbandits.simulate import Interrupted, checkpoints, run_one, simulate, summarize
 
 ALGOS = ["RUCB", "RUCB:alpha=0.3"]
+engine = importlib.import_module("irbandits.simulate")  # the module: the package exports the function by its name
 
 
 def test_checkpoints_are_log_spaced_and_end_at_the_horizon():
@@ -66,8 +69,73 @@ def test_out_dir_resumes_and_refuses_another_experiment(tmp_path):
     (tmp_path / "runs" / "RUCB--0.parquet").unlink()
     b = simulate(P, ["RUCB"], horizon=2000, runs=2, seed=1, out=tmp_path, progress=False)
     pd.testing.assert_frame_equal(a.drop(columns="run_seconds"), b.drop(columns="run_seconds"))
-    with pytest.raises(IrbanditsError, match="different experiment"):
+    with pytest.raises(IrbanditsError, match="were made with --horizon 2000, not 3000; use --force"):
         simulate(P, ["RUCB"], horizon=3000, runs=2, seed=1, out=tmp_path, progress=False)
+
+
+def test_other_runs_or_algorithms_do_not_replace_results_unless_forced(tmp_path):
+    P = get_problem("arxiv")
+    simulate(P, ["RUCB"], horizon=500, runs=2, seed=1, out=tmp_path, progress=False)
+    saved = [(tmp_path / name).read_bytes() for name in ("results.parquet", "config.json")]
+    with pytest.raises(IrbanditsError) as refused:
+        simulate(P, ALGOS, horizon=500, runs=3, seed=1, out=tmp_path, progress=False)
+    assert str(refused.value) == (f"results in {tmp_path} were made with --runs 2, not 3; -a RUCB, not -a RUCB "
+                                  "-a RUCB:alpha=0.3; use --force to replace them, or another --out")
+    assert saved == [(tmp_path / name).read_bytes() for name in ("results.parquet", "config.json")]
+    table = simulate(P, ALGOS, horizon=500, runs=3, seed=1, out=tmp_path, progress=False, force=True)
+    assert table.groupby("algorithm").run.nunique().to_dict() == {"RUCB": 3, "RUCB:alpha=0.3": 3}
+    assert len(list((tmp_path / "runs").glob("*.parquet"))) == 6
+    assert pd.read_parquet(tmp_path / "results.parquet").shape == table.shape
+
+
+def test_interrupted_simulation_keeps_finished_runs_and_resumes(tmp_path):
+    """Ctrl-C (here raised by the progress function) in the third run: two runs are kept, the same
+    call finishes the rest, identically to an uninterrupted simulation."""
+    P = get_problem("arxiv")
+    seen = []
+
+    def interrupt(steps):
+        seen.append(steps)
+        if sum(seen) > 2.5 * 300_000:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as stop:
+        simulate(P, ["RUCB"], horizon=300_000, runs=4, seed=2, out=tmp_path, progress=interrupt)
+    assert (stop.value.kept, stop.value.total) == (2, 4)
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["RUCB--0.parquet", "RUCB--1.parquet"]
+    resumed = simulate(P, ["RUCB"], horizon=300_000, runs=4, seed=2, out=tmp_path, progress=False)
+    whole = simulate(P, ["RUCB"], horizon=300_000, runs=4, seed=2, progress=False)
+    pd.testing.assert_frame_equal(resumed.drop(columns="run_seconds"), whole.drop(columns="run_seconds"))
+
+
+@pytest.mark.parametrize("name", ["RUCB", "DTS"])
+def test_a_run_in_chunks_equals_a_run_in_one_piece(monkeypatch, name):
+    P = get_problem("arxiv")
+    steps = checkpoints(5000)
+    runs = {}
+    for chunk in (7, 10**9):
+        monkeypatch.setattr(engine, "CHUNK_STEPS", chunk)
+        monkeypatch.setattr(engine, "CHUNK_SECONDS", 0.0)  # no growing: chunks of exactly 7 steps
+        algo = get_algorithm(name)(P.K, seed=4)
+        reports = []
+        runs[chunk] = run_one(algo, P, 5000, seed=5, perm=np.array([2, 0, 1, 5, 4, 3]), on_steps=reports.append), algo
+        assert sum(reports) == 5000 and len(reports) == (715 if chunk == 7 else 1)
+    (a, algo_a), (b, algo_b) = runs.values()
+    assert a.regret.tolist() == b.regret.tolist() and a.copeland_regret.tolist() == b.copeland_regret.tolist()
+    assert a.recommended.tolist() == b.recommended.tolist() and np.array_equal(a.steps, steps)
+    assert np.array_equal(algo_a._rng, algo_b._rng)
+    for x, y in zip(algo_a._st, algo_b._st):
+        assert np.array_equal(x, y)
+
+
+def test_progress_counts_steps_within_runs_also_from_worker_processes():
+    """One long run reports progress before it ends; workers report their steps back."""
+    P = get_problem("arxiv")
+    for jobs in (1, 2):
+        reports = []
+        simulate(P, ["RUCB"], horizon=1_000_000, runs=2, seed=0, jobs=jobs, progress=reports.append)
+        assert sum(reports) == 2_000_000
+        assert len(reports) > 2 and min(reports) < 1_000_000, (jobs, reports)
 
 
 def test_summary_reports_mean_se_and_accuracy():

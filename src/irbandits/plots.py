@@ -1,11 +1,27 @@
-"""Figures of simulation results: cumulative regret with standard-error bands, and accuracy."""
+"""Figures of simulation results: cumulative regret with standard-error bands, and accuracy.
+
+Every line has its own colour and line style (:func:`style`), titles give the horizon and the number
+of runs, and a figure of many algorithms draws each in its own panel with the others grey behind.
+"""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+LINESTYLES = ("-", "--", "-.", ":")
+COLOURS = (0, 1, 2, 3, 4, 5, 6, 8, 9)  # tab10 without its grey, which marks the other lines of a panel
+
+
+def style(i: int) -> dict:
+    """Colour and line style of the ``i``-th line: nine colours, then the nine again dashed, and so on."""
+    import matplotlib
+
+    n = len(COLOURS)
+    return dict(color=matplotlib.colormaps["tab10"](COLOURS[i % n]), linestyle=LINESTYLES[(i // n) % len(LINESTYLES)])
 
 
 def _curves(table: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -15,53 +31,95 @@ def _curves(table: pd.DataFrame, column: str) -> pd.DataFrame:
     return out
 
 
-def _figure(ncols: int):
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt, *plt.subplots(1, ncols, figsize=(6 * ncols, 4.2), squeeze=False)
+    return plt
+
+
+def _about(table: pd.DataFrame) -> str:
+    return f"horizon {int(table.step.max()):,}, {table.run.nunique()} runs"
+
+
+def _save(plt, fig, path: str | Path) -> Path:
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Path(path)
 
 
 def plot_regret(table: pd.DataFrame, path: str | Path, column: str = "regret", title: str = "") -> Path:
     """Mean cumulative regret per algorithm with +-1 SE bands, on a linear and a log time axis."""
-    plt, fig, axes = _figure(2)
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), squeeze=False)
     curves = _curves(table, column)
     for ax, log in zip(axes[0], (False, True)):
-        for name, c in curves.groupby("algorithm", sort=False):
-            ax.plot(c.step, c["mean"], label=name)
-            ax.fill_between(c.step, c["mean"] - c.se, c["mean"] + c.se, alpha=0.25)
+        for i, (name, c) in enumerate(curves.groupby("algorithm", sort=False)):
+            ax.plot(c.step, c["mean"], label=name, **style(i))
+            ax.fill_between(c.step, c["mean"] - c.se, c["mean"] + c.se, color=style(i)["color"], alpha=0.2, lw=0)
         ax.set_xlabel("time step t" + (" (log scale)" if log else ""))
         ax.set_ylabel("cumulative " + column.replace("_", " "))
         if log:
             ax.set_xscale("log")
         else:
-            ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
+            ax.xaxis.set_major_formatter(lambda x, _: f"{x:,.0f}")
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize="small")
-    fig.suptitle(title or f"cumulative {column.replace('_', ' ')} (mean of {table.run.nunique()} runs, +-1 SE)")
+    fig.suptitle(title or f"cumulative {column.replace('_', ' ')} ({_about(table)}; mean ± 1 SE)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Path(path)
+    return _save(plt, fig, path)
 
 
-def plot_accuracy(table: pd.DataFrame, path: str | Path, title: str = "") -> Path:
-    """Fraction of runs whose recommended arm is a winner, over (log) time."""
-    plt, fig, axes = _figure(1)
-    ax = axes[0][0]
-    curves = _curves(table.assign(correct=table.correct.astype(float)), "correct")
-    for name, c in curves.groupby("algorithm", sort=False):
-        ax.plot(c.step, c["mean"], label=name)
-    ax.set_xscale("log")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("time step t (log scale)")
-    ax.set_ylabel("accuracy (fraction of runs recommending a winner)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-    ax.set_title(title or f"accuracy over {table.run.nunique()} runs")
+def smoothed_accuracy(table: pd.DataFrame, window: int = 5) -> pd.DataFrame:
+    """Per algorithm and step: ``mean`` and ``se`` over runs of each run's 0/1 ``correct`` averaged over
+    ``window`` neighbouring checkpoints (centred; half a decade of the default log-spaced checkpoints)."""
+    t = table.sort_values(["algorithm", "run", "step"], kind="stable")
+    smooth = t.groupby(["algorithm", "run"], sort=False).correct.transform(
+        lambda c: c.astype(float).rolling(window, center=True, min_periods=1).mean())
+    order = {name: i for i, name in enumerate(table.algorithm.unique())}
+    curves = _curves(t.assign(correct=smooth), "correct")
+    return curves.sort_values("algorithm", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+
+
+def plot_accuracy(table: pd.DataFrame, path: str | Path, title: str = "", window: int = 5) -> Path:
+    """Fraction of runs whose recommended arm is a winner, over log time: a smoothed line per algorithm
+    (see :func:`smoothed_accuracy`) with a +-1 SE band across runs. More than three algorithms get a
+    panel each, with the other algorithms' lines thin and grey behind."""
+    plt = _pyplot()
+    curves = smoothed_accuracy(table, window)
+    names = list(curves.algorithm.unique())
+    panels = len(names) if len(names) > 3 else 1
+    ncols = min(panels, 4)
+    nrows = math.ceil(panels / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.5 if panels == 1 else 3.6 * ncols, 4.4 if panels == 1 else 2.9 * nrows + 0.9),
+                             sharex=True, sharey=True, squeeze=False)
+    by_name = dict(list(curves.groupby("algorithm", sort=False)))
+    for p, ax in enumerate(axes.flat):
+        if p >= panels:
+            ax.set_visible(False)
+            continue
+        shown = names if panels == 1 else [names[p]]
+        for name in names:
+            if name not in shown:
+                ax.plot(by_name[name].step, by_name[name]["mean"], color="0.78", lw=0.8)
+        for name in shown:
+            c, s = by_name[name], style(names.index(name))
+            ax.fill_between(c.step, (c["mean"] - c.se).clip(0, 1), (c["mean"] + c.se).clip(0, 1), color=s["color"],
+                            alpha=0.25, lw=0)
+            ax.plot(c.step, c["mean"], label=name, lw=1.8, **s)
+        ax.set_xscale("log")
+        ax.set_ylim(-0.03, 1.03)
+        ax.grid(alpha=0.3)
+        if panels > 1:
+            ax.set_title(names[p], fontsize="medium", color=style(p)["color"])
+    if panels == 1:
+        axes[0][0].legend(fontsize="small", loc="lower right")
+    fig.supxlabel("time step t (log scale)", fontsize="medium")
+    fig.supylabel("accuracy (fraction of runs\nrecommending a winner)" if panels > 1 else
+                  "accuracy (fraction of runs recommending a winner)", fontsize="medium")
+    fig.suptitle(f"{title or f'accuracy ({_about(table)})'}\nsmoothed over {window} checkpoints; band: ± 1 SE "
+                 f"across runs", fontsize="medium")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Path(path)
+    return _save(plt, fig, path)

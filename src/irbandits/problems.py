@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -71,12 +71,18 @@ class PreferenceMatrix:
         Label used in tables and plots.
     source
         Where the values came from; named in error messages.
+    arms
+        The arms' names, e.g. the rankers of a matrix file's ``# rankers:`` line; default
+        ``row 0``, ``row 1``, ...
     """
 
-    def __init__(self, values, name: str = "matrix", source: str | None = None):
+    def __init__(self, values, name: str = "matrix", source: str | None = None, arms: Sequence[str] | None = None):
         self.name = name
         self.p = check_matrix(values, source or name)
         self.p.setflags(write=False)
+        self.arms = [f"row {i}" for i in range(self.K)] if arms is None else [str(a) for a in arms]
+        if len(self.arms) != self.K:
+            raise IrbanditsError(f"{source or name}: {len(self.arms)} arm names for {self.K} arms")
 
     def __repr__(self) -> str:
         return f"PreferenceMatrix(name={self.name!r}, K={self.K}, winner={self.winner_type})"
@@ -88,15 +94,16 @@ class PreferenceMatrix:
     # ----- files -----------------------------------------------------------------------------
     @classmethod
     def load(cls, path: str | Path, name: str | None = None) -> "PreferenceMatrix":
-        """Read whitespace-separated text or ``.npy``; errors name the file, line and cell."""
+        """Read whitespace-separated text (a ``# rankers: NAME ...`` line names the arms) or ``.npy``;
+        errors name the file, line and cell."""
         path = Path(path)
         if not path.exists():
             raise IrbanditsError(f"{path}: no such file")
         if path.suffix == ".npy":
-            values = np.load(path, allow_pickle=False)
+            values, arms = np.load(path, allow_pickle=False), None
         else:
-            values = _read_text_matrix(path)
-        return cls(values, name=name or path.stem, source=str(path))
+            values, arms = _read_text_matrix(path)
+        return cls(values, name=name or path.stem, source=str(path), arms=arms)
 
     def save(self, path: str | Path) -> Path:
         """Write ``.npy`` when the name ends so, otherwise whitespace text that loads back exactly."""
@@ -110,7 +117,7 @@ class PreferenceMatrix:
     def permuted(self, perm) -> "PreferenceMatrix":
         """The same problem with arm ``perm[i]`` renamed to ``i``."""
         perm = np.asarray(perm)
-        return PreferenceMatrix(self.p[np.ix_(perm, perm)], name=self.name)
+        return PreferenceMatrix(self.p[np.ix_(perm, perm)], name=self.name, arms=[self.arms[i] for i in perm])
 
     # ----- winners ---------------------------------------------------------------------------
     @cached_property
@@ -221,10 +228,13 @@ class PreferenceMatrix:
         return float(min(self.gaps[c], self.gaps[d]))
 
 
-def _read_text_matrix(path: Path) -> np.ndarray:
-    rows = []
+def _read_text_matrix(path: Path) -> tuple[np.ndarray, list[str] | None]:
+    rows, arms = [], None
     for lineno, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
+        comment = line.lstrip().startswith("#")
+        if comment and line.lstrip("# \t").startswith("rankers:"):
+            arms = line.split("rankers:", 1)[1].split()
+        if not line.strip() or comment:
             continue
         try:
             rows.append([float(x) for x in line.split()])
@@ -236,7 +246,7 @@ def _read_text_matrix(path: Path) -> np.ndarray:
             )
     if not rows:
         raise IrbanditsError(f"{path}: empty matrix file")
-    return np.array(rows)
+    return np.array(rows), arms
 
 
 # ----- named problems --------------------------------------------------------------------------

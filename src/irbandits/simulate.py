@@ -1,9 +1,11 @@
 """Run dueling-bandit algorithms against Bernoulli problems: compiled loops, many runs, seeds.
 
-One run is a single compiled loop over the whole horizon (no Python call per step). Every run
+One run is a compiled loop over the horizon, no Python call per step: it returns to Python only
+between chunks of 10^5 steps or more (to report progress and let Ctrl-C through). Every run
 draws its own arm permutation, algorithm seed and environment seed from
 ``SeedSequence(seed).spawn(runs)``, so results do not depend on ``jobs``, and run r of every
-algorithm sees the same permutation and the same environment stream (paired comparisons).
+algorithm sees the same permutation and the same environment stream (paired comparisons). With an
+output directory every finished run is saved at once: an interrupted simulation resumes there.
 
 >>> from irbandits.problems import get_problem
 >>> df = simulate(get_problem("arxiv"), ["RUCB"], horizon=10_000, runs=2, seed=3, progress=False)
@@ -13,13 +15,19 @@ algorithm sees the same permutation and the same environment stream (paired comp
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
+import signal
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import nullcontext
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Sequence
+from queue import Empty
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,6 +38,8 @@ from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix
 from irbandits.rng import new_rng, uniform
 
+CHUNK_STEPS = 100_000  # the fewest steps a compiled loop runs between returns to Python
+CHUNK_SECONDS = 0.25  # chunks grow until one takes about this long
 COLUMNS = ["algorithm", "run", "step", "regret", "copeland_regret", "recommended", "correct", "run_seconds"]
 
 
@@ -40,13 +50,11 @@ def bernoulli_duel(P, env, c, d):
 
 
 @njit
-def _run(select, update, recommend, st, rng, env, duel, world, gaps, cgaps, checkpoints, out_reg, out_creg, out_rec):
-    """The simulation loop: one duel per step (``duel(world, env, c, d) -> c won``), regret
-    recorded at checkpoints."""
-    reg = 0.0
-    creg = 0.0
-    k = 0
-    for step in range(1, checkpoints[-1] + 1):
+def _run(select, update, recommend, st, rng, env, duel, world, gaps, cgaps, checkpoints, out_reg, out_creg, out_rec,
+         first, last, reg, creg, k):
+    """Steps ``first .. last`` of the simulation loop: one duel per step (``duel(world, env, c, d) -> c
+    won``), regret recorded at checkpoints; returns the totals and checkpoint index to go on from."""
+    for step in range(first, last + 1):
         c, d = select(st, rng)
         c_won = duel(world, env, c, d)
         update(st, rng, c, d, c_won)
@@ -57,18 +65,16 @@ def _run(select, update, recommend, st, rng, env, duel, world, gaps, cgaps, chec
             out_creg[k] = creg
             out_rec[k] = recommend(st)
             k += 1
+    return reg, creg, k
 
 
 @njit
 def _run_many(select_many, update_many, recommend, st, rng, env, multiduel, world, m, gaps, cgaps, checkpoints,
-              out_reg, out_creg, out_rec):
+              out_reg, out_creg, out_rec, first, last, reg, creg, k):
     """The multi-dueling loop: ``m`` arms per step compared at once (``multiduel(world, env, arms,
     credit)``); a step's regret is the mean gap of the arms shown (for m = 2, exactly ``_run``'s)."""
     arms, credit = np.empty(m, np.int64), np.empty(m)
-    reg = 0.0
-    creg = 0.0
-    k = 0
-    for step in range(1, checkpoints[-1] + 1):
+    for step in range(first, last + 1):
         select_many(st, rng, arms)
         multiduel(world, env, arms, credit)
         update_many(st, rng, arms, credit)
@@ -83,6 +89,7 @@ def _run_many(select_many, update_many, recommend, st, rng, env, multiduel, worl
             out_creg[k] = creg
             out_rec[k] = recommend(st)
             k += 1
+    return reg, creg, k
 
 
 def checkpoints(horizon: int, per_decade: int = 10) -> np.ndarray:
@@ -112,8 +119,13 @@ def run_one(
     steps: np.ndarray | None = None,
     perm: np.ndarray | None = None,
     environment=None,
+    on_steps: Callable[[int], None] | None = None,
 ) -> RunResult:
     """Run ``algorithm`` (which continues from its current state) for ``horizon`` duels.
+
+    The compiled loop runs in chunks of at least ``CHUNK_STEPS`` steps, grown to take about
+    ``CHUNK_SECONDS`` each; after each chunk ``on_steps(steps in the chunk)`` is called and Ctrl-C
+    gets through. Chunks do not change results.
 
     ``perm`` relabels arms (the algorithm's arm i is the problem's arm ``perm[i]``); ``seed`` seeds
     the environment's coin flips. ``environment`` replaces the Bernoulli proxy: an object with a
@@ -142,26 +154,92 @@ def run_one(
         extra = (environment.multiduel, environment.world(perm), int(m))
     warm = algorithm.clone()  # compile on a throwaway copy, so timings measure only running
     loop(*kernels, warm._st, warm._rng, new_rng(0), *extra, gaps, cgaps, np.ones(1, np.int64),
-         np.zeros(1), np.zeros(1), np.zeros(1, np.int64))
-    start = time.perf_counter()
-    loop(*kernels, algorithm._st, algorithm._rng, new_rng(seed), *extra, gaps, cgaps, steps, out_reg, out_creg, out_rec)
-    seconds = time.perf_counter() - start
+         np.zeros(1), np.zeros(1), np.zeros(1, np.int64), 1, 1, 0.0, 0.0, 0)
+    state = (*kernels, algorithm._st, algorithm._rng, new_rng(seed), *extra, gaps, cgaps, steps, out_reg, out_creg, out_rec)
+    seconds, done, reg, creg, k, chunk = 0.0, 0, 0.0, 0.0, 0, CHUNK_STEPS
+    while done < steps[-1]:
+        stop = min(int(steps[-1]), done + chunk)
+        start = time.perf_counter()
+        reg, creg, k = loop(*state, done + 1, stop, reg, creg, k)
+        elapsed = time.perf_counter() - start
+        seconds += elapsed
+        if on_steps is not None:
+            on_steps(stop - done)
+        done = stop
+        chunk = max(CHUNK_STEPS, min(4 * chunk, int(chunk * CHUNK_SECONDS / max(elapsed, 1e-9))))
     rec = perm[out_rec]
     return RunResult(steps, out_reg, out_creg, rec, np.isin(rec, problem.winners), seconds)
 
 
-def _task(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int, run_seed, environment=None) -> pd.DataFrame:
+def _task(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int, run_seed, environment=None,
+          on_steps: Callable[[int], None] | None = None) -> pd.DataFrame:
     # fixed children (not .spawn(), which counts calls) so every algorithm of run r sees the same seeds
     perm_ss, env_ss, alg_ss = (
         np.random.SeedSequence(run_seed.entropy, spawn_key=(*run_seed.spawn_key, i)) for i in range(3)
     )
     perm = np.random.default_rng(perm_ss).permutation(problem.K)
     algo = spec.make(problem.K, seed=alg_ss, horizon=horizon)
-    r = run_one(algo, problem, horizon, seed=env_ss, perm=perm, environment=environment)
+    r = run_one(algo, problem, horizon, seed=env_ss, perm=perm, environment=environment, on_steps=on_steps)
     return pd.DataFrame(dict(
         algorithm=spec.label, run=run, step=r.steps, regret=r.regret, copeland_regret=r.copeland_regret,
         recommended=r.recommended, correct=r.correct, run_seconds=r.seconds,
     ))
+
+
+_REPORT = None  # in a worker process: the queue that takes (task number, steps done)
+
+
+def _start_worker(queue) -> None:
+    """Workers ignore Ctrl-C (the parent stops them) and report their steps to ``queue``."""
+    global _REPORT
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _REPORT = queue
+
+
+def _worker_task(number: int, *args) -> pd.DataFrame:
+    return _task(*args, on_steps=lambda steps: _REPORT.put((number, steps)))
+
+
+def _run_parallel(tasks: list[tuple], jobs: int, horizon: int, done: Callable, advance: Callable) -> None:
+    """Run ``_task(*args)`` for every ``args`` of ``tasks`` on ``jobs`` processes, ``done(table)`` as each
+    finishes. On any exception (Ctrl-C included) the finished runs are still handed to ``done``, the
+    queued ones cancelled and the workers terminated at once."""
+    context = get_context("spawn")
+    queue = context.Queue()
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker, initargs=(queue,))
+    reported = [0] * len(tasks)
+    number = {pool.submit(_worker_task, i, *args): i for i, args in enumerate(tasks)}
+    unfinished = set(number)
+
+    def finish(future) -> None:
+        unfinished.discard(future)
+        done(future.result())
+        i = number[future]
+        advance(horizon - reported[i], runs=1)
+        reported[i] = horizon
+
+    try:
+        while unfinished:
+            for future in wait(unfinished, timeout=0.2, return_when=FIRST_COMPLETED).done:
+                finish(future)
+            while True:
+                try:
+                    i, steps = queue.get_nowait()
+                except Empty:
+                    break
+                if reported[i] < horizon:
+                    reported[i] += steps
+                    advance(steps)
+    except BaseException:
+        for future in list(unfinished):
+            if future.done() and not future.cancelled() and future.exception() is None:
+                finish(future)
+        # ProcessPoolExecutor waits for running tasks; only Python 3.14 has terminate_workers()
+        for process in list((pool._processes or {}).values()):
+            process.terminate()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _piece_path(out: Path, label: str, run: int) -> Path:
@@ -169,18 +247,57 @@ def _piece_path(out: Path, label: str, run: int) -> Path:
     return out / "runs" / f"{safe}--{run}.parquet"
 
 
-def _check_out_dir(out: Path, config: dict) -> None:
-    """Make ``out`` ready for resuming; refuse to mix results of different experiments."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "runs").mkdir(exist_ok=True)
+def _write(table: pd.DataFrame, path: Path) -> None:
+    """Write Parquet whole or not at all (an interrupted write leaves no half file to resume from)."""
+    part = path.with_name(path.name + ".part")
+    table.to_parquet(part, index=False)
+    os.replace(part, path)
+
+
+def _differences(old: dict, new: dict) -> list[str]:
+    """The settings of ``old`` that differ from ``new``, each as the option that would give it."""
+    out = []
+    if old.get("problem") != new["problem"]:
+        out.append(f"problem {old.get('problem')}, not {new['problem']}")
+    elif old.get("matrix_sha") != new["matrix_sha"]:
+        out.append(f"another matrix named {new['problem']}")
+    for key, option in (("horizon", "--horizon"), ("runs", "--runs"), ("seed", "--seed")):
+        if old.get(key) != new[key]:
+            out.append(f"{option} {old.get(key)}, not {new[key]}")
+    if sorted(old.get("algorithms") or []) != sorted(new["algorithms"]):
+        out.append(f"-a {' -a '.join(old.get('algorithms') or [])}, not -a {' -a '.join(new['algorithms'])}")
+    if old.get("environment") != new["environment"]:
+        proxy = "Bernoulli duels on the matrix (no --ltr)"
+        out.append(f"{old.get('environment') or proxy}, not {new['environment'] or proxy}")
+    return out
+
+
+def _prepare_out(out: Path, config: dict, force: bool) -> None:
+    """Make ``out`` ready to resume results of the same settings; refuse results of other settings
+    (naming them) unless ``force``, which removes them."""
     cfg_path = out / "config.json"
-    if cfg_path.exists():
-        old = json.loads(cfg_path.read_text())
-        if {k: old.get(k) for k in ("problem", "matrix_sha", "horizon", "seed", "environment")} != {
-            k: config.get(k) for k in ("problem", "matrix_sha", "horizon", "seed", "environment")
-        }:
-            raise IrbanditsError(f"{out} holds results of a different experiment ({old}); use another --out")
+    if cfg_path.is_file():
+        try:
+            old = json.loads(cfg_path.read_text())
+            differences = _differences(old, config)
+        except (ValueError, AttributeError):
+            differences = ["a config.json that irbandits did not write"]
+        if differences and not force:
+            raise IrbanditsError(f"results in {out} were made with {'; '.join(differences)}; "
+                                 f"use --force to replace them, or another --out")
+        if differences:
+            shutil.rmtree(out / "runs", ignore_errors=True)
+            (out / "results.parquet").unlink(missing_ok=True)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
     cfg_path.write_text(json.dumps(config, indent=1))
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`simulate`: ``kept`` of the ``total`` runs are in ``out``, where the same call resumes."""
+
+    def __init__(self, kept: int, total: int, out: Path | None):
+        super().__init__(f"interrupted: {kept} of {total} runs kept" + (f" in {out}" if out is not None else ""))
+        self.kept, self.total, self.out = kept, total, out
 
 
 def simulate(
@@ -191,17 +308,22 @@ def simulate(
     seed: int = 0,
     jobs: int = 1,
     out: str | Path | None = None,
-    progress: bool = True,
+    progress: bool | Callable[[int], None] = True,
     environment=None,
+    force: bool = False,
 ) -> pd.DataFrame:
     """Simulate every algorithm ``runs`` times on ``problem`` and return a tidy table.
 
     Columns: algorithm, run, step, regret (cumulative Condorcet), copeland_regret (cumulative),
     recommended (arm in the problem's labels), correct (recommended is a winner), run_seconds.
     With ``out``, every finished run is written to ``out/runs/`` at once and the whole table to
-    ``out/results.parquet``; a rerun with the same ``out`` skips the runs already there.
-    ``environment`` (see :func:`run_one`) makes every duel a real one, e.g. an interleaved comparison,
-    or every step one multileaved comparison of m arms (multi-dueling algorithms only).
+    ``out/results.parquet``; a rerun with the same settings and ``out`` skips the runs already there.
+    Results of other settings in ``out`` are an error naming the settings, unless ``force``, which
+    removes them. ``progress``: a progress bar counting steps on standard error, or a function called
+    with the number of steps just done. Ctrl-C cancels the runs not finished, stops the workers and
+    raises :class:`Interrupted`. ``environment`` (see :func:`run_one`) makes every duel a real one,
+    e.g. an interleaved comparison, or every step one multileaved comparison of m arms
+    (multi-dueling algorithms only).
     """
     horizon = int(horizon)
     if horizon < 1 or runs < 1 or jobs < 1:
@@ -215,11 +337,9 @@ def simulate(
     run_seeds = np.random.SeedSequence(seed).spawn(runs)
     out = Path(out) if out is not None else None
     if out is not None:
-        import hashlib
-
-        _check_out_dir(out, dict(problem=problem.name, matrix_sha=hashlib.sha256(problem.p.tobytes()).hexdigest(),
-                                 horizon=horizon, seed=seed, runs=runs, algorithms=[s.label for s in specs],
-                                 environment=None if environment is None else repr(environment)))
+        _prepare_out(out, dict(problem=problem.name, matrix_sha=hashlib.sha256(problem.p.tobytes()).hexdigest(),
+                               horizon=horizon, seed=seed, runs=runs, algorithms=[s.label for s in specs],
+                               environment=None if environment is None else repr(environment)), force)
     pieces: list[pd.DataFrame] = []
     todo = []
     for s in specs:
@@ -227,49 +347,67 @@ def simulate(
             if out is not None and _piece_path(out, s.label, r).exists():
                 pieces.append(pd.read_parquet(_piece_path(out, s.label, r)))
             else:
-                todo.append((s, r))
+                todo.append((s, problem, horizon, r, run_seeds[r], environment))
 
     def done(df: pd.DataFrame) -> None:
         pieces.append(df)
         if out is not None:
-            df.to_parquet(_piece_path(out, df.algorithm.iloc[0], int(df.run.iloc[0])), index=False)
+            _write(df, _piece_path(out, df.algorithm.iloc[0], int(df.run.iloc[0])))
 
-    with _progress(progress, len(todo), horizon) as advance:
-        if jobs == 1 or len(todo) <= 1:
-            for s, r in todo:
-                done(_task(s, problem, horizon, r, run_seeds[r], environment))
-                advance()
-        else:
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-                futures = [pool.submit(_task, s, problem, horizon, r, run_seeds[r], environment) for s, r in todo]
-                for f in as_completed(futures):
-                    done(f.result())
-                    advance()
+    try:
+        with _reporter(progress, len(todo), horizon) as advance:
+            if jobs == 1 or len(todo) <= 1:
+                for args in todo:
+                    done(_task(*args, on_steps=advance))
+                    advance(0, runs=1)
+            else:
+                _run_parallel(todo, jobs, horizon, done, advance)
+    except KeyboardInterrupt:
+        raise Interrupted(len(pieces) if out is not None else 0, len(specs) * runs, out) from None
     order = {s.label: i for i, s in enumerate(specs)}
     table = pd.concat(pieces, ignore_index=True)
     table = table.sort_values(["algorithm", "run", "step"], key=lambda c: c.map(order) if c.name == "algorithm" else c)
     table = table.reset_index(drop=True)[COLUMNS]
     if out is not None:
-        table.to_parquet(out / "results.parquet", index=False)
+        _write(table, out / "results.parquet")
     return table
 
 
-class _progress:
-    """A rich progress bar counting duels, or nothing when disabled."""
+def _reporter(progress: bool | Callable[[int], None], tasks: int, horizon: int):
+    """``advance(steps, runs=0)`` for :func:`simulate`: a bar, or the caller's function of the steps."""
+    if callable(progress):
+        return nullcontext(lambda steps, runs=0: progress(steps))
+    return _progress(progress, tasks, horizon)
 
-    def __init__(self, enabled: bool, tasks: int, horizon: int, label: str = "simulating runs"):
+
+class _progress:
+    """A rich progress bar on standard error, or nothing when disabled. With a ``horizon`` it counts the
+    steps of ``tasks`` runs (``advance(steps, runs=0)``, ``runs`` the runs just finished); without,
+    it counts tasks (``advance()``)."""
+
+    def __init__(self, enabled: bool, tasks: int, horizon: int, label: str = "simulating"):
         self.enabled, self.tasks, self.horizon, self.label = enabled and tasks > 0, tasks, horizon, label
 
     def __enter__(self):
         if not self.enabled:
-            return lambda: None
+            return lambda steps=1, runs=0: None
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-        self._bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
-                             TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
+        count = (TextColumn("{task.completed:,.0f} of {task.total:,.0f} steps, {task.fields[runs]} of "
+                            f"{self.tasks} runs") if self.horizon else MofNCompleteColumn())
+        self._bar = Progress(TextColumn(self.label), BarColumn(), count, TimeElapsedColumn(), TimeRemainingColumn(),
+                             console=Console(stderr=True))
         self._bar.start()
-        task = self._bar.add_task("runs", total=self.tasks)
-        return lambda: self._bar.advance(task)
+        task = self._bar.add_task(self.label, total=self.tasks * (self.horizon or 1), runs=0)
+        finished = 0
+
+        def advance(steps: int = 1, runs: int = 0) -> None:
+            nonlocal finished
+            finished += runs
+            self._bar.update(task, advance=steps, runs=finished)
+
+        return advance
 
     def __exit__(self, *exc):
         if self.enabled:
@@ -278,7 +416,8 @@ class _progress:
 
 
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
-    """Per algorithm at the final step: regret mean and standard error, accuracy, time, speed."""
+    """Per algorithm at the final step: regret mean and standard error, accuracy, mean seconds per run,
+    steps per second."""
     last = table[table.step == table.step.max()]
     g = last.groupby("algorithm", sort=False)
     runs = g.size()
@@ -288,7 +427,7 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
         regret_se=g.regret.std(ddof=1).fillna(0.0) / np.sqrt(runs),
         copeland_regret_mean=g.copeland_regret.mean(),
         accuracy=g.correct.mean(),
-        seconds=g.run_seconds.sum(),
+        seconds_per_run=g.run_seconds.mean(),
         steps_per_s=table.step.max() * runs / g.run_seconds.sum().clip(lower=1e-9),
     ))
     return summary.reset_index()

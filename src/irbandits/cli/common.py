@@ -168,6 +168,17 @@ def _load_problem(problem: Optional[str], matrix: Optional[Path]):
     return PreferenceMatrix.load(check_file(matrix, "--matrix")) if matrix else get_problem(problem or "arxiv")
 
 
+def _number(x: float, digits: int = 4) -> str:
+    """``digits`` significant digits, never in scientific notation: 19,073, 123.5, 0.01235, 1."""
+    import math
+
+    if not math.isfinite(x) or x == 0:
+        return f"{x:g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    text = f"{x:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if decimals else text
+
+
 def _table(df, title: str) -> Table:
     """A rich table of a DataFrame: numbers right-aligned with 4 significant digits, text left-aligned."""
     from pandas.api.types import is_numeric_dtype
@@ -176,7 +187,7 @@ def _table(df, title: str) -> Table:
     for col in df.columns:
         t.add_column(str(col), justify="right" if is_numeric_dtype(df[col]) else "left")
     for row in df.itertuples(index=False):
-        t.add_row(*(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row))
+        t.add_row(*(_number(v) if isinstance(v, float) else str(v) for v in row))
     return t
 
 
@@ -257,4 +268,4 @@ def reference_problem(env, matrix: Optional[Path], seed: int, label: str):
             raise IrbanditsError(f"{matrix} has K={P.K} but the environment has {env.K} rankers")
     else:
         P = env.estimate(4000, seed=seed).matrix
-    return PreferenceMatrix(P.p, name=f"{label}-{env.model.name}-{env.interleaving}-full")
+    return PreferenceMatrix(P.p, name=f"{label}-{env.model.name}-{env.interleaving}-full", arms=env.rankers.names)

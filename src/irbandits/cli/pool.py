@@ -88,7 +88,8 @@ def simulate(
     out.mkdir(exist_ok=True)
     curves.to_parquet(out / "curves.parquet", index=False)
     table.round(2).to_csv(out / "table.csv")
-    title = f"{len(pools)} topics, depth-{depth} pools, relevant = grade >= {relevant_grade:g}"
+    title = (f"{len(pools)} topics, {len(next(iter(pools.values())).runs)} runs, depth-{depth} pools, "
+             f"relevant = grade >= {relevant_grade:g}")
     plot_curves(curves, out / "curves.png", title=title)
     console.print(_table(table.round(2).reset_index(), f"mean relevant documents found after n judgments ({title})"))
     random = list(curves.method[curves.repetition > 0].unique())

@@ -25,7 +25,9 @@ def simulate(
     runs: int = typer.Option(10, min=1, help="independent runs per algorithm"),
     jobs: int = JOBS,
     seed: int = typer.Option(0, help="master seed; per-run seeds derive from it"),
-    out: Path = typer.Option(Path("results"), help="output directory (resumable)"),
+    out: Path = typer.Option(Path("results"), help="output directory; the same command resumes an interrupted "
+                             "simulation there"),
+    force: bool = typer.Option(False, help="replace results of other settings in --out (instead of refusing)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
     ltr: Optional[Path] = typer.Option(None, help="full simulation: every duel interleaves two features of this LTR file"),
     query_file: Optional[Path] = QUERY_FILE,
@@ -37,9 +39,10 @@ def simulate(
     """Run dueling-bandit algorithms on a Bernoulli problem, or with --ltr on real interleaved
     comparisons (regret against --matrix, else a matrix estimated first), or with --multileave M
     on one multileaved comparison of M rankers per step; write a table and plots."""
+    from irbandits.cli.common import _number
     from irbandits.plots import plot_accuracy, plot_regret
+    from irbandits.simulate import Interrupted, summarize
     from irbandits.simulate import simulate as run_simulation
-    from irbandits.simulate import summarize
 
     from irbandits.dueling import parse_spec
 
@@ -56,22 +59,30 @@ def simulate(
     if multileave:
         environment = multileave_environment(environment, multileave)
     P = reference_problem(environment, matrix, seed, ltr.name) if ltr else _load_problem(problem, matrix)
-    winners = ", ".join(str(w) for w in P.winners)
+    winners = ", ".join(P.arms[w] for w in P.winners)
     console.print(f"problem {P.name}: K={P.K}, {P.winner_type} winner(s) {winners}; "
                   f"horizon {T:,}, {runs} runs, {jobs} jobs, seed {seed}"
                   + (f"; {multileave} rankers per step ({environment.multileaving} "
                      f"{'interleaving' if multileave == 2 else 'multileaving'})" if multileave else ""),
                   markup=False)
     start = time.perf_counter()
-    table = run_simulation(P, specs, horizon=T, runs=runs, seed=seed, jobs=jobs, out=out,
-                           progress=progress and sys.stderr.isatty(), environment=environment)
+    try:
+        table = run_simulation(P, specs, horizon=T, runs=runs, seed=seed, jobs=jobs, out=out, force=force,
+                               progress=progress and sys.stderr.isatty(), environment=environment)
+    except Interrupted as stop:
+        typer.echo(f"interrupted: {stop.kept} of {stop.total} runs finished and kept in {out}; "
+                   "run the same command again to resume", err=True)
+        raise typer.Exit(130) from None
     summary = summarize(table)
-    summary.insert(2, "regret", [f"{m:.4g} ± {se:.2g}" for m, se in zip(summary.regret_mean, summary.regret_se)])
+    summary.insert(2, "regret (mean ± SE)",
+                   [f"{_number(m)} ± {_number(se, 2)}" for m, se in zip(summary.regret_mean, summary.regret_se)])
     summary = summary.drop(columns=["regret_mean", "regret_se"])
-    plot_regret(table, out / "regret.png", title=f"{P.name}: cumulative Condorcet regret (mean, +-1 SE)")
-    plot_accuracy(table, out / "accuracy.png", title=f"{P.name}: accuracy")
-    console.print(_table(summary, f"after {T:,} steps ({time.perf_counter() - start:.1f} s in all)"))
-    console.print(f"wrote {out / 'results.parquet'}, {out / 'regret.png'}, {out / 'accuracy.png'}")
+    about = f"{P.name}, horizon {T:,}, {runs} runs"
+    plot_regret(table, out / "regret.png", title=f"cumulative Condorcet regret ({about}; mean ± 1 SE)")
+    plot_accuracy(table, out / "accuracy.png", title=f"accuracy ({about})")
+    console.print(_table(summary, f"after {T:,} steps ({time.perf_counter() - start:.1f} s in all); regret: mean ± "
+                                  f"standard error over {runs} runs; seconds_per_run: mean"), markup=False)
+    console.print(f"wrote {out / 'results.parquet'}, {out / 'regret.png'}, {out / 'accuracy.png'}", markup=False)
 
 
 def problems() -> None:

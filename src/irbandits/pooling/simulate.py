@@ -133,29 +133,72 @@ def found_at(curves: pd.DataFrame, at: list[int]) -> pd.DataFrame:
     return per_topic.groupby("method", observed=True, sort=False).mean()
 
 
+FAMILIES = {  # the panels of plot_curves: methods that choose alike
+    "baselines": ("DocID", "Rank", "Random"),
+    "rank-biased contributions": ("MoffatA", "MoffatB", "MoffatC"),
+    "bandits": ("eps-greedy", "UCB1-Tuned", "BLA", "MM"),
+    "MoveToFront and non-stationary bandits": ("MTF", "BLA-NS", "MM-NS"),
+}
+
+
+def _family(label: str) -> str:
+    name = label.split(":")[0]
+    return next((family for family, names in FAMILIES.items() if name in names), "other methods")
+
+
 def plot_curves(curves: pd.DataFrame, path, title: str = ""):
-    """Mean relevant documents found against judgments, one line per method; right: the gain over Random
-    (over the first method when Random was not simulated). Topics past their pool keep their total."""
+    """Relevant documents found against judgments (mean over topics); the title is ``title``, then the
+    horizon in judgments and the repetitions of the random methods. Left: every method. Right: the gain
+    over Random (over the first method when Random was not simulated); of more than four methods, one
+    panel per family (:data:`FAMILIES`) with the other methods grey behind. Every method keeps its
+    colour and line style (:func:`irbandits.plots.style`) in every panel, and every panel has a
+    legend. Topics past their pool keep their total."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from irbandits.plots import style
+
     grid = np.arange(1, curves.judgments.max() + 1)
     mean = found_at(curves, list(grid)).drop(columns="all")
     baseline = "Random" if "Random" in mean.index else mean.index[0]
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
-    for k, (method, row) in enumerate(mean.iterrows()):
-        style = dict(label=method, linestyle="-" if k < 10 else "--")
-        axes[0].plot(grid, row.to_numpy(), **style)
-        axes[1].plot(grid, row.to_numpy() - mean.loc[baseline].to_numpy(), **style)
-    axes[0].set_ylabel("relevant documents found (mean over topics)")
-    axes[1].set_ylabel(f"relevant documents found minus {baseline}'s")
+    gain = mean - mean.loc[baseline].to_numpy()
+    styles = {method: style(k) for k, method in enumerate(mean.index)}
+    families: dict[str, list[str]] = {}
+    for method in mean.index:
+        families.setdefault(_family(method) if len(mean) > 4 else f"gain over {baseline}", []).append(method)
+    rows = 2 if len(families) > 1 else 1
+    cols = -(-len(families) // rows)
+    fig = plt.figure(figsize=(6.5 + 4.6 * cols, 4.2 * rows + 0.8))
+    spec = fig.add_gridspec(rows, cols + 1, width_ratios=[1.45] + [1] * cols)
+    overview = fig.add_subplot(spec[:, 0])
+    for method, row in mean.iterrows():
+        overview.plot(grid, row.to_numpy(), label=method, lw=1.4, **styles[method])
+    overview.set_ylabel("relevant documents found (mean over topics)")
+    overview.set_title("every method", fontsize="medium")
+    overview.legend(fontsize="small", ncol=2 if len(mean) > 8 else 1, loc="lower right")
+    axes = [overview]
+    for k, (family, members) in enumerate(families.items()):
+        ax = fig.add_subplot(spec[k // cols, 1 + k % cols], sharey=axes[1] if len(axes) > 1 else None)
+        for method, row in gain.iterrows():
+            if method not in members:
+                ax.plot(grid, row.to_numpy(), color="0.82", lw=0.7)
+        for method in members:
+            ax.plot(grid, gain.loc[method].to_numpy(), label=method, lw=1.8, **styles[method])
+        ax.axhline(0, color="black", lw=0.6)
+        ax.set_title(family, fontsize="medium")
+        ax.set_ylabel(f"found minus {baseline}'s", fontsize="small")
+        ax.legend(fontsize="small")
+        axes.append(ax)
     for ax in axes:
-        ax.set_xlabel("judgments")
+        ax.set_xlabel("judgments", fontsize="small")
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize="small", ncol=2)
-    fig.suptitle(title)
+    random = sorted(set(curves.method[curves.repetition > 0].astype(str)))
+    reps = int(curves.repetition.max()) + 1
+    about = f"up to {int(grid[-1]):,} judgments per topic" + (
+        f"; random methods ({', '.join(random)}): mean of {reps} repetitions" if random else "")
+    fig.suptitle(f"{title}\n{about}" if title else about, fontsize="medium")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -46,7 +46,7 @@ def report(table: pd.DataFrame) -> str:
         s = summary.loc[name]
         median = last[last.algorithm == name].regret.median()
         lines.append(f"{name:<17}{s.regret_mean:>13,.0f}{s.regret_se:>10,.0f}{median:>11,.0f}{s.accuracy:>10.2f}"
-                     f"{s.seconds / s.runs:>8.1f}")
+                     f"{s.seconds_per_run:>8.1f}")
     mdts, mrucb = (summary.loc[n] for n in ALGORITHMS)
     medians = [last[last.algorithm == n].regret.median() for n in ALGORITHMS]
     lines.append(f"\nratio mergeRUCB / MergeDTS: mean {mrucb.regret_mean / mdts.regret_mean:.2f} "

@@ -1,0 +1,91 @@
+"""`irbandits simulate` as a user meets it: Ctrl-C keeps finished runs and resumes, an output directory
+of other settings is refused, the table says what its numbers are and names winners."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from irbandits.problems import get_problem
+
+
+def irbandits(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "irbandits.cli", "simulate", *args], capture_output=True, text=True)
+
+
+def pieces(out) -> set[str]:
+    return {p.name for p in (out / "runs").glob("*.parquet")} if (out / "runs").exists() else set()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_keeps_finished_runs_and_the_same_command_resumes(tmp_path, jobs):
+    """Runs of about a second each (RUCB does ~2 M steps/s on arxiv); SIGINT once two have finished."""
+    out = tmp_path / "o"
+    args = ["--problem", "arxiv", "-a", "RUCB", "--horizon", "2e6", "--runs", "10", "--seed", "3", "--jobs", jobs,
+            "--no-progress"]
+    proc = subprocess.Popen([sys.executable, "-m", "irbandits.cli", "simulate", *args, "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while len(pieces(out)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    finished = pieces(out)
+    assert proc.poll() is None and len(finished) >= 2, "the simulation ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    stdout, stderr = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 10
+    assert proc.returncode == 130, stderr
+    kept = pieces(out)
+    assert finished <= kept and len(kept) < 10
+    assert f"interrupted: {len(kept)} of 10 runs finished and kept in {out}; run the same command again" in stderr
+    assert "Traceback" not in stderr and not (out / "results.parquet").exists()
+
+    resumed = irbandits(*args, "--out", str(out))
+    assert resumed.returncode == 0, resumed.stderr
+    if jobs == "2":  # one uninterrupted reference is enough: results do not depend on --jobs
+        whole = irbandits(*args, "--out", str(tmp_path / "whole"))
+        assert whole.returncode == 0, whole.stderr
+        a, b = (pd.read_parquet(d / "results.parquet").drop(columns="run_seconds") for d in (out, tmp_path / "whole"))
+        pd.testing.assert_frame_equal(a, b)
+
+
+def test_an_out_dir_of_other_settings_is_refused_unless_force(tmp_path):
+    out = tmp_path / "o"
+    first = irbandits("--problem", "arithmetic", "-a", "RUCB", "--horizon", "1000", "--runs", "3", "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    before = {name: (out / name).read_bytes() for name in ("results.parquet", "config.json", "accuracy.png")}
+    r = irbandits("--problem", "arithmetic", "-a", "RUCB", "-a", "DTS", "--horizon", "1000", "--runs", "5",
+                  "--out", str(out))
+    assert r.returncode == 2
+    message = r.stderr.strip()
+    assert len(message.splitlines()) == 1 and "{" not in message and "Traceback" not in message
+    assert f"results in {out} were made with --runs 3, not 5; -a RUCB, not -a RUCB -a DTS;" in message
+    assert "--force" in message and "--out" in message
+    assert before == {name: (out / name).read_bytes() for name in before}
+
+    forced = irbandits("--problem", "arithmetic", "-a", "RUCB", "-a", "DTS", "--horizon", "1000", "--runs", "5",
+                       "--out", str(out), "--force")
+    assert forced.returncode == 0, forced.stderr
+    table = pd.read_parquet(out / "results.parquet")
+    assert set(table.algorithm) == {"RUCB", "DTS"} and table.run.nunique() == 5
+    assert len(pieces(out)) == 10
+
+
+def test_table_says_mean_se_prints_plain_numbers_and_names_winners(tmp_path):
+    m = tmp_path / "m.txt"
+    P = get_problem("arithmetic").p[:4, :4]
+    np.savetxt(m, P[::-1, ::-1], header="rankers: bm25 dense splade colbert")  # colbert is the Condorcet winner
+    r = irbandits("--matrix", str(m), "-a", "RUCB", "--horizon", "3e5", "--runs", "2", "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    assert "Condorcet winner(s) colbert;" in r.stdout
+    assert "regret (mean ± SE)" in r.stdout and "seconds_per_run" in r.stdout and "mean" in r.stdout
+    assert "e+" not in r.stdout and "e-0" not in r.stdout
+    row = next(line for line in r.stdout.splitlines() if "RUCB" in line)
+    steps_per_s = row.split("│")[-2].strip()
+    assert steps_per_s.replace(",", "").isdigit() and "," in steps_per_s  # e.g. 2,345,678, not 2.346e+06
