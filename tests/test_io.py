@@ -54,11 +54,40 @@ RUNS = sorted(Path(f"{DATA}/trec-dl-2021-passage/runs").iterdir())
 QRELS = [Path(f"{DATA}/trec-dl-2021-passage/qrels.txt"), *sorted(Path(f"{DATA}/human-preferences-dl21").glob("*.qrels"))]
 
 
+def _run_fast(path: Path, name: str | None):
+    """:func:`read_run` by pyarrow only: None where it leaves the file to the line reader."""
+    return None if io._run_columns(path) is None else read_run(path, name)
+
+
 @pytest.mark.parametrize("path", RUNS, ids=lambda p: p.name)
 def test_fast_run_reader_equals_line_reader_on_every_real_run(path):
-    fast = io._run_fast(path, None)
+    fast = _run_fast(path, None)
     assert fast is not None  # a plain file takes the fast path
     pd.testing.assert_frame_equal(fast, io._read_run_lines(path, None), check_exact=True)
+
+
+def test_all_runs_ranked_at_once_equal_each_run_read_line_by_line():
+    expected = pd.concat([io._read_run_lines(p, None) for p in RUNS], ignore_index=True)
+    pd.testing.assert_frame_equal(read_runs(RUNS), expected, check_exact=True)
+
+
+def test_runs_with_repeats_and_one_odd_file_read_as_each_alone(tmp_path):
+    (tmp_path / "a").write_text("2 Q0 x 1 1 A\n10 Q0 x 1 1 A\n2 Q0 y 2 3 A\n2 Q0 x 3 9 A\n")
+    (tmp_path / "b").write_text("2 Q0 x 1 1 B\n1 Q0 z 2 1 B\n1 Q0 z 3 5 B\n")
+    with pytest.warns(UserWarning) as caught:
+        together = read_runs(tmp_path)
+    assert [str(w.message).split(":")[0] for w in caught] == [str(tmp_path / "a"), str(tmp_path / "b")]
+    with pytest.warns(UserWarning):
+        expected = pd.concat([io._read_run_lines(tmp_path / n, None) for n in "ab"], ignore_index=True)
+    pd.testing.assert_frame_equal(together, expected, check_exact=True)
+    (tmp_path / "c").write_text("3\xa0Q0\xa0w\xa01\xa01\xa0C\n")  # the line reader's file
+    with pytest.warns(UserWarning):
+        mixed = read_runs(tmp_path)
+    pd.testing.assert_frame_equal(mixed.iloc[:len(together)], together, check_exact=True)
+    assert mixed.iloc[-1].tolist() == ["C", "3", "w", 1, 1.0]
+    (tmp_path / "d").write_text("3 Q0 w 1 1 C\n")
+    with pytest.raises(IrbanditsError, match="two run files share the runid 'C'"), pytest.warns(UserWarning):
+        read_runs(tmp_path)
 
 
 @pytest.mark.parametrize("lines", [False, True])
@@ -89,11 +118,11 @@ def test_whitespace_variants_read_as_the_line_reader_reads_them(tmp_path, varian
         rows = [line.replace("msmarco_passage_45", "passage_é").split() for line in fh.readlines()[:300]]
     qrels_rows = [[r[0], "0", r[2], str(int(r[3]) % 4)] for r in rows]
     for path in (tmp_path / "f.txt", tmp_path / "f.gz"):
-        for lines, fast, slow in [(rows, io._run_fast, io._read_run_lines), (qrels_rows, io._qrels_fast, io._read_qrels_lines)]:
+        for lines, fast, slow in [(rows, _run_fast, io._read_run_lines), (qrels_rows, io._qrels_fast, io._read_qrels_lines)]:
             content, fast_path = _variants(lines)[variant]
             with (gzip.open if path.suffix == ".gz" else open)(path, "wt", encoding="utf-8", newline="") as fh:
                 fh.write(content)
-            option = None if fast is io._run_fast else True
+            option = None if fast is _run_fast else True
             assert (fast(path, option) is not None) == fast_path
             expected = slow(path, option)
             assert len(expected) == 300
@@ -128,7 +157,7 @@ def test_broken_files_get_the_line_readers_message(tmp_path, gz, reader, slow, t
     with (gzip.open if gz else open)(path, "wt") as fh:
         fh.write(text)
     option = True if reader is read_qrels else None
-    assert (io._qrels_fast if reader is read_qrels else io._run_fast)(path, option) is None
+    assert (io._qrels_fast if reader is read_qrels else _run_fast)(path, option) is None
     with pytest.raises(IrbanditsError) as error:
         reader(path)
     with pytest.raises(IrbanditsError) as expected:

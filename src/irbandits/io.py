@@ -128,7 +128,8 @@ def _csv(data: bytes, delimiter: str, columns: list[str]) -> pa.Table | None:
     fields and no field is empty."""
     try:
         table = pcsv.read_csv(
-            pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=columns),
+            pa.py_buffer(data),  # threads pay off only over many of pyarrow's 1 MiB blocks
+            read_options=pcsv.ReadOptions(column_names=columns, use_threads=len(data) > 1 << 24),
             parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False),
             convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(columns, pa.large_string())))
     except pa.ArrowInvalid:
@@ -164,36 +165,44 @@ def _sort_ranks(column: pa.ChunkedArray) -> np.ndarray:
 
 def _repeats(topic: np.ndarray, docno: np.ndarray) -> np.ndarray:
     """True at every row whose (topic, docno) codes occurred on an earlier row."""
-    key = topic * (int(docno.max(initial=0)) + 1) + docno
-    order = np.argsort(key, kind="stable")
-    later = np.zeros(len(key), bool)
-    later[order[1:][key[order][1:] == key[order][:-1]]] = True
-    return later
+    return pd.Series(topic * (int(docno.max(initial=0)) + 1) + docno).duplicated().to_numpy()
 
 
-def _run_fast(path: Path, name: str | None) -> pd.DataFrame | None:
-    """:func:`read_run` by pyarrow; None for a file that is not plain (see the module notes)."""
+def _run_columns(path: Path) -> tuple[pa.Table, str] | None:
+    """``(table, runid)`` of a plain run file: ``topic, docno`` strings and float64 ``score`` as
+    written, and the runid of its first line; None for any other file."""
     table = _table(path, _RUN)
     if table is None or not pc.all(pc.ascii_is_decimal(table["rank"])).as_py():
         return None
     score = _finite(table["score"])
     if score is None:
         return None
+    return table.select(["topic", "docno"]).append_column("score", pa.array(score)), table["runid"][0].as_py()
+
+
+def _ranked(paths: list[Path], tables: list[pa.Table], names: list[str]) -> pd.DataFrame:
+    """Runs (tables of :func:`_run_columns`, one a file, named ``names``) as :func:`read_run` gives
+    them, one after the other: repeats dropped with a warning, ranked as ``trec_eval`` ranks."""
+    table = pa.concat_tables(tables).combine_chunks()
+    file = np.repeat(np.arange(len(tables)), [t.num_rows for t in tables])
     topic = _sort_ranks(table["topic"])
-    repeated = _repeats(topic, _codes(table["docno"]))
+    group = file * (int(topic.max()) + 1) + topic  # one number a (file, topic)
+    repeated = _repeats(group, _codes(table["docno"]))
     if repeated.any():
-        warnings.warn(f"{path}: {int(repeated.sum())} repeated document(s) within a topic; kept the first "
-                      "line of each", stacklevel=3)
+        for i, count in enumerate(np.bincount(file[repeated], minlength=len(tables))):
+            if count:
+                warnings.warn(f"{paths[i]}: {count} repeated document(s) within a topic; kept the first line "
+                              "of each", stacklevel=3)
         rows = np.flatnonzero(~repeated)
-        table, topic, score = table.take(rows), topic[rows], score[rows]
-    order = pc.sort_indices(pa.table({"topic": topic, "score": score, "docno": table["docno"]}),
-                            [("topic", "ascending"), ("score", "descending"), ("docno", "descending")]).to_numpy()
-    topic = topic[order]
-    first = np.flatnonzero(np.diff(topic, prepend=-1))  # where each topic starts
+        table, file, group = table.take(rows), file[rows], group[rows]
+    order = pc.sort_indices(pa.table({"group": group, "score": table["score"], "docno": table["docno"]}),
+                            [("group", "ascending"), ("score", "descending"), ("docno", "descending")]).to_numpy()
+    group = group[order]
+    first = np.flatnonzero(np.diff(group, prepend=-1))  # where each topic of each run starts
     rank = np.arange(len(order)) - np.repeat(first, np.diff(first, append=len(order))) + 1
-    return _frame({"run": pa.repeat(pa.scalar(name or table["runid"][0].as_py(), pa.large_string()), len(order)),
+    return _frame({"run": pa.array(names, pa.large_string()).take(file[order]),
                    "topic": table["topic"].take(order), "docno": table["docno"].take(order),
-                   "rank": rank, "score": score[order]})
+                   "rank": rank, "score": table["score"].take(order).to_numpy()})
 
 
 def _qrels_fast(path: Path, lines: bool) -> pd.DataFrame | None:
@@ -235,8 +244,8 @@ def read_run(path: str | Path, name: str | None = None) -> pd.DataFrame:
     ``rank`` is renumbered 1, 2, ... per topic after sorting; ``name`` defaults to the runid column.
     """
     path = Path(path)
-    fast = _run_fast(path, name)
-    return _read_run_lines(path, name) if fast is None else fast
+    parsed = _run_columns(path)
+    return _read_run_lines(path, name) if parsed is None else _ranked([path], [parsed[0]], [name or parsed[1]])
 
 
 def _read_run_lines(path: Path, name: str | None) -> pd.DataFrame:
@@ -290,11 +299,19 @@ def read_runs(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """
     files = run_files(paths)
     with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1)) as pool:
-        frames = list(pool.map(read_run, files))
-    names = pd.Series([f.run.iat[0] for f in frames])
+        parsed = list(pool.map(_run_columns, files))
+    if all(p is not None for p in parsed):  # all plain: rank them all at once
+        _unique_runids([runid for _, runid in parsed])
+        return _ranked(files, [table for table, _ in parsed], [runid for _, runid in parsed])
+    frames = [read_run(p) for p in files]
+    _unique_runids([f.run.iat[0] for f in frames])
+    return pd.concat(frames, ignore_index=True)
+
+
+def _unique_runids(names: list[str]) -> None:
+    names = pd.Series(names)
     if names.duplicated().any():
         raise IrbanditsError(f"two run files share the runid {names[names.duplicated()].iat[0]!r}")
-    return pd.concat(frames, ignore_index=True)
 
 
 def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
