@@ -110,3 +110,14 @@ def test_compiled_numbers_are_what_float_gives(text):
     significant = text.lstrip("+-").replace(".", "").lstrip("0")
     if "e" not in text.lower() and len(significant) <= 15:  # the common case stays compiled
         assert ok
+
+
+@pytest.mark.parametrize("end", ["\n", "\r"])
+def test_a_feature_wider_than_the_first_mebibyte_and_old_mac_line_ends(tmp_path, end):
+    f = tmp_path / "wide.txt"
+    lines = [f"{i % 3} qid:{i // 50} 1:{i / 7:.6f} 2:{i % 11}" for i in range(40_000)] + ["1 qid:x 40:2.5 2:1"]
+    f.write_text(end.join(lines) + end, newline="")
+    assert f.stat().st_size > 1 << 20
+    fast, slow = ltr._parse_fast(f), ltr._parse_lines(f)
+    _same(fast, slow)
+    assert fast[0].shape == (40_001, 40) and fast[0][-1, 39] == 2.5

@@ -3,8 +3,12 @@
 import gzip
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from irbandits import io
 from irbandits.errors import IrbanditsError
@@ -164,3 +168,12 @@ def test_broken_files_get_the_line_readers_message(tmp_path, gz, reader, slow, t
         slow(path, option)
     assert str(error.value) == str(expected.value)
     assert str(error.value).startswith(f"{path}, {message}" if message.startswith("line") else f"{path}: {message}")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(st.text(alphabet="0123456789+-.eEinfatyx_ ", max_size=14),
+                 st.from_regex(r"\A[+-]?[0-9]{0,20}(\.[0-9]{0,20})?([eE][+-]?[0-9]{1,3})?\Z")))
+def test_a_score_pyarrow_takes_is_the_float_python_gives(text):
+    value = io._finite(pa.chunked_array([pa.array([text], pa.large_string())]))
+    if value is not None:  # else the line reader decides
+        assert np.float64(float(text)).view(np.int64) == value.view(np.int64)[0]

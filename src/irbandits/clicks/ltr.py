@@ -215,7 +215,8 @@ def read_ltr(path: str | Path, query_file: str | Path | None = None) -> LtrData:
         rank_of = np.empty(len(names), np.int64)
         rank_of[order] = np.arange(len(names))
         perm = np.argsort(rank_of[code], kind="stable")
-        features, y = features[perm], y[perm]
+        if (np.diff(perm) != 1).any():  # queries not yet one block each
+            features, y = features[perm], y[perm]
         counts = np.bincount(rank_of[code], minlength=len(names))
         qid_names = [str(n) for n in names[order]]
         if query_file is not None and not np.array_equal(_query_sizes(query_file, len(y), path), counts):
@@ -288,24 +289,21 @@ def _decimal(buf, s, e):
     if i < e and (buf[i] == 43 or buf[i] == 45):
         negative = buf[i] == 45
         i += 1
-    m, digits, power, seen = 0, 0, 0, False
-    for fraction in range(2):
-        while i < e and 48 <= buf[i] <= 57:
-            d = buf[i] - 48
+    m, digits, power, seen, fraction = 0, 0, 0, False, False
+    while i < e:
+        d = np.int64(buf[i]) - 48
+        if 0 <= d <= 9:
             seen = True
-            if m or d:
+            if m or d:  # leading zeros do not count
                 m = m * 10 + d
                 digits += 1
-                if digits > 15:
-                    return False, 0.0
-            if fraction:
-                power -= 1
-            i += 1
-        if fraction == 0 and i < e and buf[i] == 46:
-            i += 1
+            power -= fraction
+        elif d == -2 and not fraction:  # the decimal point
+            fraction = True
         else:
             break
-    if not seen:
+        i += 1
+    if digits > 15 or not seen:
         return False, 0.0
     if i < e and (buf[i] == 101 or buf[i] == 69):
         i += 1
@@ -384,6 +382,8 @@ def _svmlight(buf, fill, labels, features, qid_start, qid_end):
                 width = max(width, index)
                 column, vs = index - 1, colon + 1
             if fill:
+                if column >= features.shape[1]:  # wider than the first pass said (see _parse_fast)
+                    return False, doc, column + 1, 0, hard[:0]
                 if column >= 0:
                     if last[column] == doc:
                         return failed
@@ -415,14 +415,23 @@ def _parse_fast(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] 
         return None
     buf = np.frombuffer(data, np.uint8)
     none = np.empty(0, np.int64)
-    ok, documents, width, with_qid, _ = _svmlight(buf, False, np.empty(0), np.empty((0, 0)), none, none)
-    if not ok or documents == 0:
-        return None
-    labels, features = np.zeros(documents), np.zeros((documents, width))
-    qid_start, qid_end = np.zeros(documents, np.int64), np.zeros(documents, np.int64)
-    ok, _, _, _, hard = _svmlight(buf, True, labels, features, qid_start, qid_end)
+    first = data.rfind(b"\n", 0, 1 << 20) + 1 or len(data)  # the width of the first MiB's lines
+    ok, _, width, _, _ = _svmlight(buf[:first], False, np.empty(0), np.empty((0, 0)), none, none)
     if not ok:
         return None
+    rows = data.count(b"\n") + data.count(b"\r") + 1
+    while True:
+        labels, features = np.zeros(rows), np.zeros((rows, width))  # zero pages: rows to spare cost nothing
+        qid_start, qid_end = np.zeros(rows, np.int64), np.zeros(rows, np.int64)
+        ok, documents, needed, with_qid, hard = _svmlight(buf, True, labels, features, qid_start, qid_end)
+        if ok or needed <= width:
+            break
+        ok, _, width, _, _ = _svmlight(buf, False, np.empty(0), np.empty((0, 0)), none, none)  # wider later
+        if not ok:
+            return None
+    if not ok or documents == 0:
+        return None
+    labels, features, qid_start, qid_end = labels[:documents], features[:documents], qid_start[:documents], qid_end[:documents]
     for doc, column, start, end in hard.tolist():
         try:
             value = float(data[start:end].decode())
