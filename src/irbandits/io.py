@@ -11,6 +11,11 @@ Runs are returned in the order ``trec_eval`` ranks them: by descending score, ti
 descending (the rank column is ignored, as ``trec_eval`` ignores it). A document repeated within one
 topic of one run keeps its first line and is reported once with a warning.
 
+Runs and qrels are read by pyarrow's CSV reader when the file is plain: UTF-8 whose only whitespace
+is ASCII, every rank a decimal integer, every score or grade a finite number that pyarrow parses.
+Any other file, and any bad one, goes through the line-by-line reader, which gives the same table
+(or names the file, line and column of the mistake): it is the one place the rules are checked.
+
 >>> from irbandits.io import read_qrels
 >>> qrels = read_qrels("../shared/data/trec-dl-2021-passage/qrels.txt")
 >>> len(qrels), sorted(qrels.columns)
@@ -19,12 +24,21 @@ topic of one run keeps its first line and is reported once with a warning.
 
 from __future__ import annotations
 
+import functools
 import gzip
+import os
+import re
 import warnings
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
 
 from irbandits.errors import IrbanditsError
 
@@ -56,12 +70,186 @@ def _number(text: str, path, number: int, column: int, what: str, kind=float):
         raise IrbanditsError(f"{_where(path, number, column)}: {what} must be a number, got {text!r}") from None
 
 
+# ----- fast path: pyarrow reads plain files; None sends the file to the line-by-line reader ----------
+_RUN = ["topic", "q0", "docno", "rank", "score", "runid"]
+_QRELS = ["topic", "iteration", "docno", "grade"]
+_OTHER_SPACE = re.compile(r"[^\S\t\n\r\x0b\x0c\x1c-\x1f ]|\ufeff")  # what str.split() splits on beyond ASCII, and a BOM
+_TO_SPACE = bytes.maketrans(b"\t\x0b\x0c\x1c\x1d\x1e\x1f", b" " * 7)  # ASCII separators str.split() knows
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    """The whole (gunzipped) file, or None when it cannot be read (the line reader then says why)."""
+    try:
+        data = path.read_bytes()
+        return gzip.decompress(data) if path.suffix == ".gz" else data
+    except (OSError, EOFError, zlib.error):
+        return None
+
+
+def _plain(data: bytes) -> bool:
+    """Whether ``data`` is UTF-8 with no byte-order mark and no whitespace but ASCII whitespace."""
+    if data.isascii():
+        return True
+    try:
+        return _OTHER_SPACE.search(data.decode("utf-8")) is None
+    except UnicodeDecodeError:
+        return False
+
+
+def _table(path: Path, columns: list[str], numbered: bool = False) -> pa.Table | None:
+    """The fields of a file whose lines all have ``len(columns)`` fields, as ``str.split()`` splits
+    them (blank lines skipped), as strings; a ``line`` column (1-based) when ``numbered``. None when
+    the file is not plain or a line has another number of fields."""
+    data = _read_bytes(path)
+    if data is None or not _plain(data):
+        return None
+    if b"\r" in data:  # universal newlines, as text mode reads them
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    other = any(bytes([c]) in data for c in b"\x0b\x0c\x1c\x1d\x1e\x1f")
+    delimiter = None if other else "\t" if b" " not in data else " " if b"\t" not in data else None
+    table = None if delimiter is None else _csv(data, delimiter, columns)
+    if table is None:  # separators other than one tab or one space: make them one space, and retry
+        data = data.translate(_TO_SPACE)
+        while b"  " in data:
+            data = data.replace(b"  ", b" ")
+        data = data.replace(b"\n ", b"\n").replace(b" \n", b"\n").strip(b" ")
+        table = _csv(data, " ", columns)
+        if table is None:
+            return None
+    if numbered:
+        ends = np.flatnonzero(np.frombuffer(data, np.uint8) == ord("\n"))
+        starts = np.concatenate([[0], ends + 1])
+        table = table.append_column("line", pa.array(np.flatnonzero(np.append(ends, len(data)) > starts) + 1))
+    return table
+
+
+def _csv(data: bytes, delimiter: str, columns: list[str]) -> pa.Table | None:
+    """``data`` split at every ``delimiter``, as strings; None unless every line has ``len(columns)``
+    fields and no field is empty."""
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(data),  # threads pay off only over many of pyarrow's 1 MiB blocks
+            read_options=pcsv.ReadOptions(column_names=columns, use_threads=len(data) > 1 << 24),
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False),
+            convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(columns, pa.large_string())))
+    except pa.ArrowInvalid:
+        return None
+    table = table.combine_chunks()
+    empty = any(pc.min(pc.binary_length(column)).as_py() == 0 for column in table.columns)
+    return None if empty else table
+
+
+def _finite(column: pa.ChunkedArray) -> np.ndarray | None:
+    """The column as float64 when pyarrow parses every value to a finite number (then exactly as
+    ``float()`` does), else None."""
+    try:
+        values = pc.cast(column, pa.float64())
+    except pa.ArrowInvalid:
+        return None
+    return values.to_numpy() if pc.all(pc.is_finite(values)).as_py() else None
+
+
+def _codes(column: pa.ChunkedArray) -> np.ndarray:
+    """Integer codes of a string column, equal where the strings are."""
+    return pc.dictionary_encode(column).combine_chunks().indices.to_numpy().astype(np.int64)
+
+
+def _sort_ranks(column: pa.ChunkedArray) -> np.ndarray:
+    """Each value's position among the distinct values in sorted (code point) order."""
+    encoded = pc.dictionary_encode(column).combine_chunks()
+    order = pc.array_sort_indices(encoded.dictionary).to_numpy()
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[encoded.indices.to_numpy()]
+
+
+def _repeats(topic: np.ndarray, docno: np.ndarray) -> np.ndarray:
+    """True at every row whose (topic, docno) codes occurred on an earlier row."""
+    return pd.Series(topic * (int(docno.max(initial=0)) + 1) + docno).duplicated().to_numpy()
+
+
+def _run_columns(path: Path) -> tuple[pa.Table, str] | None:
+    """``(table, runid)`` of a plain run file: ``topic, docno`` strings and float64 ``score`` as
+    written, and the runid of its first line; None for any other file."""
+    table = _table(path, _RUN)
+    if table is None or not pc.all(pc.ascii_is_decimal(table["rank"])).as_py():
+        return None
+    score = _finite(table["score"])
+    if score is None:
+        return None
+    return table.select(["topic", "docno"]).append_column("score", pa.array(score)), table["runid"][0].as_py()
+
+
+def _ranked(paths: list[Path], tables: list[pa.Table], names: list[str]) -> pd.DataFrame:
+    """Runs (tables of :func:`_run_columns`, one a file, named ``names``) as :func:`read_run` gives
+    them, one after the other: repeats dropped with a warning, ranked as ``trec_eval`` ranks."""
+    table = pa.concat_tables(tables).combine_chunks()
+    file = np.repeat(np.arange(len(tables)), [t.num_rows for t in tables])
+    topic = _sort_ranks(table["topic"])
+    group = file * (int(topic.max()) + 1) + topic  # one number a (file, topic)
+    repeated = _repeats(group, _codes(table["docno"]))
+    if repeated.any():
+        for i, count in enumerate(np.bincount(file[repeated], minlength=len(tables))):
+            if count:
+                warnings.warn(f"{paths[i]}: {count} repeated document(s) within a topic; kept the first line "
+                              "of each", stacklevel=3)
+        rows = np.flatnonzero(~repeated)
+        table, file, group = table.take(rows), file[rows], group[rows]
+    order = pc.sort_indices(pa.table({"group": group, "score": table["score"], "docno": table["docno"]}),
+                            [("group", "ascending"), ("score", "descending"), ("docno", "descending")]).to_numpy()
+    group = group[order]
+    first = np.flatnonzero(np.diff(group, prepend=-1))  # where each topic of each run starts
+    rank = np.arange(len(order)) - np.repeat(first, np.diff(first, append=len(order))) + 1
+    return _frame({"run": pa.array(names, pa.large_string()).take(file[order]),
+                   "topic": table["topic"].take(order), "docno": table["docno"].take(order),
+                   "rank": rank, "score": table["score"].take(order).to_numpy()})
+
+
+def _qrels_fast(path: Path, lines: bool) -> pd.DataFrame | None:
+    """:func:`read_qrels` by pyarrow; None for a file that is not plain or judges a document twice."""
+    table = _table(path, _QRELS, numbered=lines)
+    grade = None if table is None else _finite(table["grade"])
+    if grade is None or _repeats(_codes(table["topic"]), _codes(table["docno"])).any():
+        return None
+    line = {"line": table["line"].to_numpy()} if lines else {}
+    return _whole_grades(_frame({"topic": table["topic"], "docno": table["docno"], "grade": grade, **line}))
+
+
+@functools.cache
+def _strings() -> np.dtype | pd.StringDtype:
+    """The dtype pandas gives strings (``str`` from pandas 3 on, ``object`` before), as the line
+    readers make them."""
+    return pd.Series(["x"]).dtype
+
+
+def _frame(columns: dict) -> pd.DataFrame:
+    """A DataFrame of arrow string columns and numpy arrays, strings as the line readers make them."""
+    strings = _strings()
+    convert = strings.__from_arrow__ if isinstance(strings, pd.StringDtype) else lambda column: column.to_pandas()
+    return pd.DataFrame({name: convert(column) if isinstance(column, (pa.Array, pa.ChunkedArray)) else column
+                         for name, column in columns.items()}, copy=False)
+
+
+def _whole_grades(qrels: pd.DataFrame) -> pd.DataFrame:
+    """``qrels`` with int64 grades when every grade is a whole number."""
+    if len(qrels) and (qrels.grade == qrels.grade.round()).all():
+        qrels["grade"] = qrels.grade.astype("int64")
+    return qrels
+
+
+# ----- readers ---------------------------------------------------------------------------------------
 def read_run(path: str | Path, name: str | None = None) -> pd.DataFrame:
     """Read one TREC run file into columns ``run, topic, docno, rank, score``, in ranked order.
 
     ``rank`` is renumbered 1, 2, ... per topic after sorting; ``name`` defaults to the runid column.
     """
     path = Path(path)
+    parsed = _run_columns(path)
+    return _read_run_lines(path, name) if parsed is None else _ranked([path], [parsed[0]], [name or parsed[1]])
+
+
+def _read_run_lines(path: Path, name: str | None) -> pd.DataFrame:
+    """:func:`read_run` line by line: the reference, and the checks that name file, line and column."""
     rows, seen, runid, repeated = [], set(), None, 0
     for number, f in _lines(path):
         if len(f) != 6:
@@ -79,7 +267,7 @@ def read_run(path: str | Path, name: str | None = None) -> pd.DataFrame:
         raise IrbanditsError(f"{path}: the run file is empty")
     if repeated:
         warnings.warn(f"{path}: {repeated} repeated document(s) within a topic; kept the first line of each",
-                      stacklevel=2)
+                      stacklevel=3)
     df = pd.DataFrame(rows, columns=["topic", "docno", "rank", "score"])
     df = df.sort_values(["topic", "score", "docno"], ascending=[True, False, False], kind="mergesort")
     df["rank"] = df.groupby("topic").cumcount() + 1
@@ -106,13 +294,24 @@ def run_files(paths: str | Path | Iterable[str | Path]) -> list[Path]:
 def read_runs(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """Read every run in a directory or list of files into one table (see :func:`read_run`).
 
-    A run is named by its runid column; two files with the same runid are an error.
+    A run is named by its runid column; two files with the same runid are an error. Files are read
+    in parallel threads (pyarrow and zlib release the GIL).
     """
-    frames = [read_run(p) for p in run_files(paths)]
-    names = pd.Series([f.run.iat[0] for f in frames])
+    files = run_files(paths)
+    with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1)) as pool:
+        parsed = list(pool.map(_run_columns, files))
+    if all(p is not None for p in parsed):  # all plain: rank them all at once
+        _unique_runids([runid for _, runid in parsed])
+        return _ranked(files, [table for table, _ in parsed], [runid for _, runid in parsed])
+    frames = [read_run(p) for p in files]
+    _unique_runids([f.run.iat[0] for f in frames])
+    return pd.concat(frames, ignore_index=True)
+
+
+def _unique_runids(names: list[str]) -> None:
+    names = pd.Series(names)
     if names.duplicated().any():
         raise IrbanditsError(f"two run files share the runid {names[names.duplicated()].iat[0]!r}")
-    return pd.concat(frames, ignore_index=True)
 
 
 def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
@@ -122,6 +321,12 @@ def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
     ``line`` column (the line number in the file), for checks that name the line.
     """
     path = Path(path)
+    fast = _qrels_fast(path, lines)
+    return _read_qrels_lines(path, lines) if fast is None else fast
+
+
+def _read_qrels_lines(path: Path, lines: bool) -> pd.DataFrame:
+    """:func:`read_qrels` line by line: the reference, and the checks that name file, line and column."""
     rows, first = [], {}
     for number, f in _lines(path):
         if len(f) != 4:
@@ -134,9 +339,7 @@ def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
                                  f"judged on line {first[key]}")
         first[key] = number
         rows.append((f[0], f[2], grade, number))
-    df = pd.DataFrame(rows, columns=["topic", "docno", "grade", "line"])
-    if len(df) and (df.grade == df.grade.round()).all():
-        df["grade"] = df.grade.astype("int64")
+    df = _whole_grades(pd.DataFrame(rows, columns=["topic", "docno", "grade", "line"]))
     return df if lines else df.drop(columns="line")
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from irbandits.errors import IrbanditsError
-from irbandits.io import _lines, _number, _where
+from irbandits.io import _lines, _number, _plain, _read_bytes, _where
 from irbandits.rng import randint
 
 CUTOFF = 10
@@ -198,11 +198,43 @@ def read_ltr(path: str | Path, query_file: str | Path | None = None) -> LtrData:
     """Read an SVMlight / LETOR file; queries from ``qid:`` or from ``query_file`` (counts).
 
     Without ``qid:`` and without ``query_file``, ``PATH.query`` is used when it exists. Errors name
-    the file, line and problem.
+    the file, line and problem. A compiled reader takes plain files (UTF-8, only ASCII whitespace,
+    each feature once a line); any other file, and every bad one, goes through the line-by-line
+    reader, which gives the same arrays and is the one that names the mistake.
     """
     path = Path(path)
     if query_file is None and Path(str(path) + ".query").is_file():
         query_file = Path(str(path) + ".query")
+    parsed = _parse_fast(path)
+    features, labels, qids = _parse_lines(path) if parsed is None else parsed
+    y = labels.astype(np.int64)
+    if qids is not None:
+        names, first = np.unique(qids, return_index=True)
+        order = np.argsort(first, kind="stable")
+        code = np.searchsorted(names, qids)
+        rank_of = np.empty(len(names), np.int64)
+        rank_of[order] = np.arange(len(names))
+        perm = np.argsort(rank_of[code], kind="stable")
+        if (np.diff(perm) != 1).any():  # queries not yet one block each
+            features, y = features[perm], y[perm]
+        counts = np.bincount(rank_of[code], minlength=len(names))
+        qid_names = [str(n) for n in names[order]]
+        if query_file is not None and not np.array_equal(_query_sizes(query_file, len(y), path), counts):
+            raise IrbanditsError(f"{query_file}: the query sizes disagree with the qid: groups of {path}")
+    else:
+        if query_file is None:
+            raise IrbanditsError(f"{path}: no qid: on the lines and no query file (give --query-file or put PATH.query beside it)")
+        counts = _query_sizes(query_file, len(y), path)
+        qid_names = [str(i + 1) for i in range(len(counts))]
+    if y.max() > 4:
+        raise IrbanditsError(f"{path}: labels must be 0-4 (or 0/1), found {y.max()}")
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return LtrData(features, y, bounds, qid_names, source=str(path))
+
+
+def _parse_lines(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(features, labels, qids)`` of an SVMlight file, line by line: the reference reader, and the
+    checks that name file, line and column. ``qids`` is one string a document, or None without qid:."""
     labels: list[float] = []
     qids: list[str | None] = []
     rows, cols, vals = array("q"), array("q"), array("d")  # compact: MSLR has 5 * 10^8 values
@@ -212,7 +244,7 @@ def read_ltr(path: str | Path, query_file: str | Path | None = None) -> LtrData:
         cut = next((i for i, f in enumerate(fields) if f.startswith("#")), len(fields))
         fields = fields[:cut]
         label = _number(fields[0], path, number, 1, "the label")
-        if label < 0 or label != int(label):
+        if label < 0 or not label.is_integer():
             raise IrbanditsError(f"{_where(path, number, 1)}: the label must be a whole number >= 0, got {fields[0]!r}")
         qid = None
         rest = fields[1:]
@@ -224,7 +256,7 @@ def read_ltr(path: str | Path, query_file: str | Path | None = None) -> LtrData:
             raise IrbanditsError(f"{_where(path, number)}: some lines have qid: and others do not")
         for column, item in enumerate(rest, 3 if qid is not None else 2):
             index, sep, value = item.partition(":")
-            if not sep or not index.isdigit() or int(index) < 1:
+            if not sep or not (index.isascii() and index.isdigit()) or int(index) < 1:
                 raise IrbanditsError(f"{_where(path, number, column)}: expected index:value with index >= 1, got {item!r}")
             rows.append(len(labels))
             cols.append(int(index) - 1)
@@ -236,28 +268,203 @@ def read_ltr(path: str | Path, query_file: str | Path | None = None) -> LtrData:
     rows, cols, vals = (np.frombuffer(x, dtype=t) for x, t in ((rows, np.int64), (cols, np.int64), (vals, np.float64)))
     features = np.zeros((len(labels), int(cols.max(initial=-1)) + 1))
     features[rows, cols] = vals
-    y = np.asarray(labels, dtype=np.int64)
-    if qids[0] is not None:
-        names, first = np.unique(np.asarray(qids), return_index=True)
-        order = np.argsort(first, kind="stable")
-        code = np.searchsorted(names, np.asarray(qids))
-        rank_of = np.empty(len(names), np.int64)
-        rank_of[order] = np.arange(len(names))
-        perm = np.argsort(rank_of[code], kind="stable")
-        features, y = features[perm], y[perm]
-        counts = np.bincount(rank_of[code], minlength=len(names))
-        qid_names = [str(n) for n in names[order]]
-        if query_file is not None and not np.array_equal(_query_sizes(query_file, len(labels), path), counts):
-            raise IrbanditsError(f"{query_file}: the query sizes disagree with the qid: groups of {path}")
-    else:
-        if query_file is None:
-            raise IrbanditsError(f"{path}: no qid: on the lines and no query file (give --query-file or put PATH.query beside it)")
-        counts = _query_sizes(query_file, len(labels), path)
-        qid_names = [str(i + 1) for i in range(len(counts))]
-    if y.max() > 4:
-        raise IrbanditsError(f"{path}: labels must be 0-4 (or 0/1), found {y.max()}")
-    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    return LtrData(features, y, bounds, qid_names, source=str(path))
+    return features, np.asarray(labels), None if qids[0] is None else np.asarray(qids)
+
+
+# ----- compiled reader -------------------------------------------------------------------------
+_SEPARATOR = np.zeros(256, np.bool_)  # what str.split() splits on in ASCII, but the line ends
+_SEPARATOR[[9, 11, 12, 28, 29, 30, 31, 32]] = True
+_SPACE = _SEPARATOR.copy()
+_SPACE[[10, 13]] = True
+_POWERS = np.array([float(10 ** k) for k in range(23)])  # exact doubles
+
+
+@njit(cache=True)
+def _decimal(buf, s, e):
+    """``(ok, value)`` of the number ``buf[s:e]`` when it is ``[+-]digits[.digits][(e|E)[+-]digits]``
+    with at most 15 significant digits and a power of ten within 10^+-22: then ``m * 10^k`` (or
+    ``m / 10^-k``) is one correctly rounded operation on exact doubles (Clinger's fast path), the
+    value ``float()`` gives. Anything else is not ok, and left to ``float()``."""
+    i, negative = s, False
+    if i < e and (buf[i] == 43 or buf[i] == 45):
+        negative = buf[i] == 45
+        i += 1
+    m, digits, power, seen, fraction = 0, 0, 0, False, False
+    while i < e:
+        d = np.int64(buf[i]) - 48
+        if 0 <= d <= 9:
+            seen = True
+            if m or d:  # leading zeros do not count
+                m = m * 10 + d
+                digits += 1
+            power -= fraction
+        elif d == -2 and not fraction:  # the decimal point
+            fraction = True
+        else:
+            break
+        i += 1
+    if digits > 15 or not seen:
+        return False, 0.0
+    if i < e and (buf[i] == 101 or buf[i] == 69):
+        i += 1
+        sign = 1
+        if i < e and (buf[i] == 43 or buf[i] == 45):
+            sign = -1 if buf[i] == 45 else 1
+            i += 1
+        exponent, start = 0, i
+        while i < e and 48 <= buf[i] <= 57 and i - start < 6:
+            exponent = exponent * 10 + buf[i] - 48
+            i += 1
+        if i == start:
+            return False, 0.0
+        power += sign * exponent
+    if i != e:
+        return False, 0.0
+    if m == 0:
+        return True, -0.0 if negative else 0.0
+    if power < -22 or power > 22:
+        return False, 0.0
+    value = m * _POWERS[power] if power >= 0 else m / _POWERS[-power]
+    return True, -value if negative else value
+
+
+@njit(cache=True)
+def _svmlight(buf, fill, labels, features, qid_start, qid_end):
+    """One pass over an SVMlight file (bytes): ``(ok, documents, width, with_qid, hard)``. The first
+    pass (``fill=False``) checks the layout and counts documents and features; the second writes
+    ``labels``, ``features`` and each document's qid as byte offsets. ``hard`` lists
+    ``(document, column or -1 for the label, start, end)`` of the numbers :func:`_decimal` leaves to
+    ``float()``. Not ok: a line the line reader must judge (bad layout, a feature given twice)."""
+    n, i, doc, width, with_qid = len(buf), 0, 0, 0, -1
+    last = np.full(features.shape[1], -1, np.int64)
+    hard, nh = np.empty((16, 4), np.int64), 0
+    failed = (False, 0, 0, 0, hard[:0])
+    while i < n:
+        t, qid = 0, 0
+        while True:
+            while i < n and _SEPARATOR[buf[i]]:
+                i += 1
+            if i >= n:
+                break
+            if buf[i] == 10 or buf[i] == 13:
+                i += 1
+                break
+            s = i
+            while i < n and not _SPACE[buf[i]]:
+                i += 1
+            e = i
+            if buf[s] == 35:  # "#": a comment to the end of the line
+                while i < n and buf[i] != 10 and buf[i] != 13:
+                    i += 1
+                continue
+            column, vs = -1, s
+            if t == 1 and e - s >= 4 and buf[s] == 113 and buf[s + 1] == 105 and buf[s + 2] == 100 and buf[s + 3] == 58:
+                if e - s == 4:
+                    return failed
+                qid = 1
+                if fill:
+                    qid_start[doc], qid_end[doc] = s + 4, e
+                t += 1
+                continue
+            if t > 0:  # index:value
+                colon = s
+                while colon < e and buf[colon] != 58:
+                    colon += 1
+                if colon == s or colon == e or colon - s > 18:
+                    return failed
+                index = 0
+                for j in range(s, colon):
+                    if not 48 <= buf[j] <= 57:
+                        return failed
+                    index = index * 10 + buf[j] - 48
+                if index < 1:
+                    return failed
+                width = max(width, index)
+                column, vs = index - 1, colon + 1
+            if fill:
+                if column >= features.shape[1]:  # wider than the first pass said (see _parse_fast)
+                    return False, doc, column + 1, 0, hard[:0]
+                if column >= 0:
+                    if last[column] == doc:
+                        return failed
+                    last[column] = doc
+                ok, value = _decimal(buf, vs, e)
+                if not ok:
+                    if nh == len(hard):
+                        hard = np.concatenate((hard, np.empty_like(hard)))
+                    hard[nh, 0], hard[nh, 1], hard[nh, 2], hard[nh, 3] = doc, column, vs, e
+                    nh += 1
+                elif column >= 0:
+                    features[doc, column] = value
+                else:
+                    labels[doc] = value
+            t += 1
+        if t > 0:
+            if with_qid != -1 and with_qid != qid:
+                return failed
+            with_qid = qid
+            doc += 1
+    return True, doc, width, with_qid, hard[:nh]
+
+
+def _parse_fast(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """:func:`_parse_lines` compiled, for plain files (UTF-8, whitespace only ASCII, each feature once a
+    line); None for any other file, or a bad one."""
+    data = _read_bytes(path)
+    if data is None or not _plain(data):
+        return None
+    buf = np.frombuffer(data, np.uint8)
+    none = np.empty(0, np.int64)
+    first = data.rfind(b"\n", 0, 1 << 20) + 1 or len(data)  # the width of the first MiB's lines
+    ok, _, width, _, _ = _svmlight(buf[:first], False, np.empty(0), np.empty((0, 0)), none, none)
+    if not ok:
+        return None
+    rows = data.count(b"\n") + data.count(b"\r") + 1
+    while True:
+        labels, features = np.zeros(rows), np.zeros((rows, width))  # zero pages: rows to spare cost nothing
+        qid_start, qid_end = np.zeros(rows, np.int64), np.zeros(rows, np.int64)
+        ok, documents, needed, with_qid, hard = _svmlight(buf, True, labels, features, qid_start, qid_end)
+        if ok or needed <= width:
+            break
+        ok, _, width, _, _ = _svmlight(buf, False, np.empty(0), np.empty((0, 0)), none, none)  # wider later
+        if not ok:
+            return None
+    if not ok or documents == 0:
+        return None
+    labels, features, qid_start, qid_end = labels[:documents], features[:documents], qid_start[:documents], qid_end[:documents]
+    for doc, column, start, end in hard.tolist():
+        try:
+            value = float(data[start:end].decode())
+        except ValueError:
+            return None
+        if column >= 0:
+            features[doc, column] = value
+        else:
+            labels[doc] = value
+    if not (np.isfinite(labels) & (labels >= 0) & (labels == np.floor(labels))).all():
+        return None
+    if not with_qid:
+        return features, labels, None
+    new = np.flatnonzero(np.concatenate([[True], _changed(buf, qid_start, qid_end)]))
+    names = np.array([data[qid_start[d]:qid_end[d]].decode() for d in new])
+    return features, labels, np.repeat(names, np.diff(new, append=documents))
+
+
+@njit(cache=True)
+def _changed(buf, start, end):
+    """Whether each document's qid (bytes ``start:end``) differs from the previous document's."""
+    out = np.zeros(len(start) - 1, np.bool_)
+    for d in range(1, len(start)):
+        a, b = start[d - 1], start[d]
+        n = end[d] - b
+        if end[d - 1] - a != n:
+            out[d - 1] = True
+            continue
+        for j in range(n):
+            if buf[a + j] != buf[b + j]:
+                out[d - 1] = True
+                break
+    return out
 
 
 def _query_sizes(query_file: str | Path, documents: int, path: Path) -> np.ndarray:
