@@ -81,9 +81,11 @@ def _parameters(cls: griffe.Class, obj: type, params: tuple) -> None:
                                                lineno=cls.lineno, endlineno=cls.lineno))
     notes = []
     if getattr(obj, "settings", None):
-        named = "; ".join(f"`{name}`: " + ", ".join(f"{k}={v!r}" for k, v in values.items())
+        named = "; ".join(f"`{name}`: " + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v!r}"
+                                                    for k, v in values.items())
                           for name, values in obj.settings.items())
-        notes.append(f"Named settings ({obj.__name__}.tuned(K, ...) or `{obj.name}:NAME` on the command line): {named}.")
+        notes.append(f"Named settings (`{obj.__name__}.tuned(K, setting=NAME)`, or `{obj.name}:NAME` on the command "
+                     f"line): {named}.")
     if getattr(obj, "reference", ""):
         notes.append(f"Reference: {obj.reference}.")
     text = (cls.docstring.value if cls.docstring else "").rstrip()

@@ -8,65 +8,50 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
-
-import click
 
 CLI_MARKER = "<!-- irbandits:cli -->"
 REPRODUCTION_MARKER = "<!-- irbandits:reproduction -->"
 
 
+def _escape(text: str) -> str:
+    """Help text as Markdown: HTML-escaped outside `code spans` (``docno<TAB>text`` is no tag)."""
+    return "`".join(p if i % 2 else html.escape(p, quote=False) for i, p in enumerate(text.split("`")))
+
+
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    return _escape(" ".join(text.split())).replace("|", "\\|")
 
 
-def _type(param: click.Parameter) -> str:
-    if isinstance(param.type, click.Choice):
-        return " \\| ".join(f"`{c}`" for c in param.type.choices)
-    if getattr(param, "is_flag", False):
-        return "flag"
-    return param.type.name.lower()
-
-
-def _default(param: click.Parameter) -> str:
-    default = param.default
-    if default is None or default == () or getattr(param, "is_flag", False) and not param.secondary_opts:
-        return ""
-    if getattr(param, "is_flag", False):
-        return f"`{param.opts[0] if default else param.secondary_opts[0]}`"
-    return f"`{default}`"
-
-
-def _params_table(command: click.Command) -> list[str]:
+def _params_table(command, ctx) -> list[str]:
+    # typer builds on its own copy of click (``typer._click``): read the tree through click's
+    # public methods (get_help_record, list_commands, ...), never isinstance checks against click.
     rows = []
     for p in command.params:
-        if getattr(p, "hidden", False):
+        record = p.get_help_record(ctx)
+        if record is None:  # hidden
             continue
-        if isinstance(p, click.Argument):
-            name = f"`{p.human_readable_name}`" + ("" if p.required else " (optional)")
-        else:
-            name = " / ".join(f"`{o}`" for o in (*p.opts, *p.secondary_opts))
-            if p.multiple:
-                name += " (repeatable)"
-        rows.append(f"| {name} | {_type(p)} | {_default(p)} | {_cell(getattr(p, 'help', '') or '')} |")
+        names, help_text = record
+        rows.append(f"| `{names}` | {_cell(help_text)} |")
     if not rows:
         return []
-    return ["| argument / option | type | default | description |", "|---|---|---|---|", *rows, ""]
+    return ["| argument / option | description |", "|---|---|", *rows, ""]
 
 
-def _command_markdown(command: click.Command, ctx: click.Context, level: int) -> list[str]:
+def _command_markdown(command, ctx, level: int) -> list[str]:
     path = ctx.command_path
     lines = [f"{'#' * level} `{path}` {{ #{path.replace(' ', '-')} }}", ""]
     if command.help:
-        lines += [command.help.strip().replace("\b\n", ""), ""]
+        lines += [_escape(command.help.strip().replace("\b\n", "")), ""]
     usage = " ".join([path, *command.collect_usage_pieces(ctx)])
     lines += ["```text", usage, "```", ""]
-    lines += _params_table(command)
-    if isinstance(command, click.Group):
+    lines += _params_table(command, ctx)
+    if hasattr(command, "list_commands"):
         for name in command.list_commands(ctx):
             sub = command.get_command(ctx, name)
             if sub is not None and not sub.hidden:
-                lines += _command_markdown(sub, click.Context(sub, info_name=name, parent=ctx), min(level + 1, 4))
+                lines += _command_markdown(sub, sub.context_class(sub, info_name=name, parent=ctx), min(level + 1, 4))
     return lines
 
 
@@ -77,7 +62,7 @@ def cli_reference() -> str:
     from irbandits.cli import app
 
     root = typer.main.get_command(app)
-    return "\n".join(_command_markdown(root, click.Context(root, info_name="irbandits"), 2))
+    return "\n".join(_command_markdown(root, root.context_class(root, info_name="irbandits"), 2))
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
