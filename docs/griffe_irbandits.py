@@ -5,7 +5,8 @@
   the class's numpydoc Parameters section and its real signature, read from the class at build time,
   so the page and the validation cannot drift apart.
 - Doctest examples in free text (``>>>`` lines and their output) become ``pycon`` code blocks.
-- Sphinx roles (``:class:`~a.b.C```) become code spans, as Markdown has no roles.
+- Sphinx roles (``:class:`~a.b.C```) become code spans, and ``text::`` before a literal block
+  ``text:``, as Markdown has neither.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import griffe
 _DOCTEST = re.compile(r"(?m)^(?P<indent>[ ]*)>>> .*(?:\n(?P=indent)(?!\s*$).*)*")
 _ROLE = re.compile(r":(?:class|func|mod|meth|attr|data|exc|obj):`(~?)([^`]+)`")
 _FENCE = re.compile(r"(?ms)^([ ]*)(```|~~~).*?^\1\2[ ]*$")
+_LITERAL = re.compile(r"(?m)(\S)::$")  # reST "text::" before an indented block: Markdown needs "text:"
 
 
 def _role(match: re.Match) -> str:
@@ -99,7 +101,7 @@ class IrbanditsDocs(griffe.Extension):
 
     def on_object(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         if obj.docstring is not None:
-            obj.docstring.value = _fence_doctests(_ROLE.sub(_role, obj.docstring.value))
+            obj.docstring.value = _fence_doctests(_LITERAL.sub(r"\1:", _ROLE.sub(_role, obj.docstring.value)))
 
     def on_class(self, *, cls: griffe.Class, **kwargs: Any) -> None:
         found = _declared_params(cls.path)
