@@ -63,7 +63,7 @@ def _row(name: str, annotation: str, description: str) -> str:
 def _parameters(cls: griffe.Class, obj: type, params: tuple) -> None:
     """Give ``cls`` the signature and Parameters section that its ``params`` table declares."""
     signature = inspect.signature(obj.__init__)
-    base_doc = griffe.Docstring(inspect.getdoc(obj.__init__) or "").parse("numpy", warnings=False)
+    base_doc = griffe.Docstring(_ROLE.sub(_role, inspect.getdoc(obj.__init__) or "")).parse("numpy", warnings=False)
     base_rows = {p.name: p.description for s in base_doc if s.kind.value == "parameters" for p in s.value}
     parameters, rows = [], []
     for p in list(signature.parameters.values())[1:]:
