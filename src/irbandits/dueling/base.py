@@ -106,6 +106,19 @@ class DuelingAlgorithm:
             _REGISTRY[cls.name] = cls
 
     def __init__(self, K: int, seed: int | np.random.SeedSequence | None = 0, horizon: int | None = None, **params):
+        """Start with no duels recorded.
+
+        Parameters
+        ----------
+        K
+            Number of arms (rankers), at least 2.
+        seed
+            Seed of the algorithm's own random generator.
+        horizon
+            Number of duels planned, for algorithms whose defaults depend on it (e.g. ``C(1 / T)``).
+        **params
+            The algorithm's parameters, by name; see its ``params`` table.
+        """
         if int(K) < 2:
             raise IrbanditsError(f"{self.name}: needs at least 2 arms, got K={K}")
         self.K = int(K)

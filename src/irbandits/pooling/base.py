@@ -139,6 +139,17 @@ class PoolingMethod:
             _REGISTRY[cls.name] = cls
 
     def __init__(self, pool: TopicPool, seed: int | np.random.SeedSequence = 0, **params):
+        """Start on ``pool`` with nothing judged.
+
+        Parameters
+        ----------
+        pool
+            One topic's pool of documents (:func:`~irbandits.pooling.pools.build_pools`).
+        seed
+            Seed of the method's own random generator (used by the random methods only).
+        **params
+            The method's parameters, by name; see its ``params`` table.
+        """
         self.pool = pool
         self.seed = seed
         self.param_values = self._check_params(params)
