@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from irbandits import cli_clicks, cli_judge
+from irbandits import cli_clicks, cli_judge, cli_serve
 from irbandits.cli_evaluate import compare_measures, evaluate
 from irbandits.cli_pool import pool_app
 from irbandits.cli_reproduce import reproduce
@@ -136,6 +136,7 @@ app.command("compare-measures")(compare_measures)
 app.add_typer(reproduce, name="reproduce")
 app.command()(cli_clicks.matrix)
 app.add_typer(cli_judge.app, name="judge")
+app.command()(cli_serve.serve)
 
 
 def main() -> None:
