@@ -208,19 +208,26 @@ class GradedJudge:
         self.process = Campaign(built, options["method"], options["relevant_grade"], options["seed"])
         self.budget = options["budget"]
         self.grades = options["grades"]
+        for topic in self.process.topics:
+            self.offer(topic)
 
     def done(self, topic: str) -> bool:
+        """Budget spent or every pooled document judged (then every run is exhausted)."""
         m = self.process.topics[topic]
-        return (self.budget is not None and m.judgments >= self.budget) or m.next() is None
+        return m.judgments >= min(m.pool.size, self.budget or m.pool.size)
 
     def offer(self, topic: str) -> str | None:
-        """The document the method wants judged next on ``topic`` (None when the topic is done)."""
+        """The document the method wants judged next on ``topic`` (None when the topic is done).
+
+        It is chosen as soon as the previous judgment of the topic is in (and at the start), so the
+        state is a function of the judgments alone, whoever asked for what in between.
+        """
         return None if self.done(topic) else self.process.topics[topic].next()
 
     def apply(self, topic: str, docno: str, _right: None, grade: float) -> None:
-        """Record one grade of the document the method offered."""
-        self.process.topics[topic].next()
+        """Record one grade of the document the method offered, and choose the topic's next one."""
         self.process.add(pd.DataFrame(dict(topic=[topic], docno=[docno], grade=[grade])))
+        self.offer(topic)
 
     def qrels(self, best: bool = False) -> str:
         """``topic 0 docno grade`` lines of every judgment so far."""
