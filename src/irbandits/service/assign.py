@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import HTTPException
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from irbandits.service.campaigns import answer_value, make_judge
 from irbandits.service.models import Assessor, CampaignRow, Judgment, Task
@@ -55,6 +55,7 @@ class CampaignRuntime:
         self.mine: dict[int, int] = {}                       # assessor -> their open lease
         self.seen: dict[int, set[tuple]] = defaultdict(set)  # assessor -> request keys answered
         self.per_topic: Counter = Counter()                  # answers recorded per topic
+        self.clients: set[tuple[int, str]] = set()           # (assessor, client_id) of every answer
 
     # ----- state from the log ------------------------------------------------------------------
     def apply(self, j: Judgment) -> None:
@@ -62,6 +63,7 @@ class CampaignRuntime:
         self.judge.apply(j.topic, j.left, j.right, answer_value(j))
         self.seen[j.assessor_id].add(self._key(j.topic, j.left, j.right))
         self.per_topic[j.topic] += 1
+        self.clients.add((j.assessor_id, j.client_id))
         lease = self.leases.pop(j.task_id, None)
         if lease is not None and self.mine.get(lease.assessor) == lease.id:
             del self.mine[lease.assessor]
@@ -130,29 +132,33 @@ class CampaignRuntime:
     # ----- answers -----------------------------------------------------------------------------
     def answer(self, sessions, assessor: int, task_id: int, answer: Any, client_id: str) -> None:
         """Record an answer (committed, then applied); raises HTTPException 404 / 409 / 422."""
-        with self.lock, sessions() as session:
-            again = session.scalars(select(Judgment.id).where(Judgment.assessor_id == assessor,
-                                                              Judgment.client_id == client_id)).first()
-            if again is not None:
+        with self.lock:
+            if (assessor, client_id) in self.clients:
                 return
-            task = session.get(Task, task_id)
-            if task is None or task.assessor_id != assessor:
-                raise HTTPException(404, f"no task {task_id} for this assessor")
-            value = self._value(task, answer)
-            if task.answered:
-                raise HTTPException(409, f"task {task_id} is already answered")
             now = self.settings.clock()
-            if task.expires_at <= now:
-                raise HTTPException(409, f"the lease on task {task_id} expired; GET /api/next for a new task")
-            judgment = Judgment(campaign_id=self.id, task_id=task.id, assessor_id=assessor, topic=task.topic,
-                                left=task.left, right=task.right, client_id=client_id, created_at=now,
-                                **value)
-            task.answered = True
-            session.add(judgment)
-            session.commit()
+            lease = self.leases.get(task_id)
+            if lease is None or lease.assessor != assessor or lease.expires_at <= now:
+                self._refuse(sessions, assessor, task_id, now)
+            value = self._value(lease, answer)
+            judgment = Judgment(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic,
+                                left=lease.left, right=lease.right, client_id=client_id, created_at=now, **value)
+            with sessions() as session:
+                session.add(judgment)
+                session.execute(update(Task).where(Task.id == task_id).values(answered=True))
+                session.commit()
             self.apply(judgment)
 
-    def _value(self, task: Task, answer: Any) -> dict[str, Any]:
+    def _refuse(self, sessions, assessor: int, task_id: int, now: float) -> None:
+        """Why a task is not open to ``assessor``: 404 (not theirs), 409 (answered or expired)."""
+        with sessions() as session:
+            task = session.get(Task, task_id)
+        if task is None or task.assessor_id != assessor:
+            raise HTTPException(404, f"no task {task_id} for this assessor")
+        if task.answered:
+            raise HTTPException(409, f"task {task_id} is already answered")
+        raise HTTPException(409, f"the lease on task {task_id} expired; GET /api/next for a new task")
+
+    def _value(self, task: Lease, answer: Any) -> dict[str, Any]:
         if task.right is not None:
             if answer not in ("left", "right"):
                 raise HTTPException(422, f'answer: a preference answer is "left" or "right", got {answer!r}')
@@ -167,7 +173,7 @@ class CampaignRuntime:
         """The body of ``GET /api/campaigns/{CID}``."""
         with self.lock:
             topics = [dict(topic=t, judgments=self.per_topic[t], done=self.judge.done(t)) for t in self.topics]
-            open_requests = 0 if self.kind == "graded" else len(self.judge.requests())
+            open_requests = 0 if self.kind == "graded" else sum(1 for _ in self.judge.requests())
         return dict(id=self.id, name=self.name, kind=self.kind, options=self.options, topics=topics,
                     judgments=sum(self.per_topic.values()), done=all(t["done"] for t in topics),
                     requests=open_requests)
