@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import HTTPException
-from sqlalchemy import func, select, update
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.engine import Engine
 
 from irbandits.service.campaigns import answer_value, make_judge
 from irbandits.service.models import Assessor, CampaignRow, Judgment, Task
@@ -45,7 +46,8 @@ class Lease:
 class CampaignRuntime:
     """One campaign in memory: its judge (the process), open leases and who answered what."""
 
-    def __init__(self, row: CampaignRow, settings: Settings):
+    def __init__(self, row: CampaignRow, settings: Settings, engine: Engine):
+        self.engine = engine
         self.id, self.kind, self.name, self.options = row.id, row.kind, row.name, row.options
         self.topics, self.texts = row.topics, row.texts
         self.settings = settings
@@ -102,7 +104,7 @@ class CampaignRuntime:
                 return topic, left, right
         return None
 
-    def next_task(self, sessions, assessor: int) -> Lease | None:
+    def next_task(self, assessor: int) -> Lease | None:
         """The assessor's open lease, else a new one, else None (nothing for them now)."""
         with self.lock:
             now = self.settings.clock()
@@ -113,11 +115,10 @@ class CampaignRuntime:
             if chosen is None:
                 return None
             topic, left, right = chosen
-            with sessions() as session:
-                task = Task(campaign_id=self.id, assessor_id=assessor, topic=topic, left=left, right=right,
-                            issued_at=now, expires_at=now + self.settings.lease_seconds, answered=False)
-                session.add(task)
-                session.commit()
+            task = Task(campaign_id=self.id, assessor_id=assessor, topic=topic, left=left, right=right,
+                        issued_at=now, expires_at=now + self.settings.lease_seconds, answered=False)
+            with self.engine.begin() as conn:
+                task.id = conn.execute(insert(Task).values(**_columns(task))).inserted_primary_key[0]
             return self.hold(task)
 
     def task_json(self, lease: Lease) -> dict[str, Any]:
@@ -130,7 +131,7 @@ class CampaignRuntime:
         return body
 
     # ----- answers -----------------------------------------------------------------------------
-    def answer(self, sessions, assessor: int, task_id: int, answer: Any, client_id: str) -> None:
+    def answer(self, assessor: int, task_id: int, answer: Any, client_id: str) -> None:
         """Record an answer (committed, then applied); raises HTTPException 404 / 409 / 422."""
         with self.lock:
             if (assessor, client_id) in self.clients:
@@ -138,20 +139,19 @@ class CampaignRuntime:
             now = self.settings.clock()
             lease = self.leases.get(task_id)
             if lease is None or lease.assessor != assessor or lease.expires_at <= now:
-                self._refuse(sessions, assessor, task_id, now)
+                self._refuse(assessor, task_id)
             value = self._value(lease, answer)
             judgment = Judgment(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic,
                                 left=lease.left, right=lease.right, client_id=client_id, created_at=now, **value)
-            with sessions() as session:
-                session.add(judgment)
-                session.execute(update(Task).where(Task.id == task_id).values(answered=True))
-                session.commit()
+            with self.engine.begin() as conn:
+                conn.execute(insert(Judgment).values(**_columns(judgment)))
+                conn.execute(update(Task).where(Task.id == task_id).values(answered=True))
             self.apply(judgment)
 
-    def _refuse(self, sessions, assessor: int, task_id: int, now: float) -> None:
+    def _refuse(self, assessor: int, task_id: int) -> None:
         """Why a task is not open to ``assessor``: 404 (not theirs), 409 (answered or expired)."""
-        with sessions() as session:
-            task = session.get(Task, task_id)
+        with self.engine.connect() as conn:
+            task = conn.execute(select(Task.assessor_id, Task.answered).where(Task.id == task_id)).first()
         if task is None or task.assessor_id != assessor:
             raise HTTPException(404, f"no task {task_id} for this assessor")
         if task.answered:
@@ -179,11 +179,17 @@ class CampaignRuntime:
                     requests=open_requests)
 
 
+def _columns(row) -> dict[str, Any]:
+    """The column values set on a new (not yet stored) model object."""
+    return {c.key: getattr(row, c.key) for c in row.__table__.columns if getattr(row, c.key) is not None}
+
+
 class Registry:
     """Every campaign's runtime, rebuilt at start by replaying the judgments table in order."""
 
     def __init__(self, sessions, settings: Settings):
         self.sessions, self.settings = sessions, settings
+        self.engine = sessions.kw["bind"]
         self.campaigns: dict[int, CampaignRuntime] = {}
         self.lock = threading.Lock()
 
@@ -192,7 +198,7 @@ class Registry:
         registry = cls(sessions, settings)
         with sessions() as session:
             for row in session.scalars(select(CampaignRow).order_by(CampaignRow.id)):
-                registry.campaigns[row.id] = runtime = CampaignRuntime(row, settings)
+                registry.campaigns[row.id] = runtime = CampaignRuntime(row, settings, registry.engine)
                 for j in session.scalars(select(Judgment).where(Judgment.campaign_id == row.id).order_by(Judgment.id)):
                     runtime.apply(j)
                 for task in session.scalars(select(Task).where(Task.campaign_id == row.id, Task.answered.is_(False),
@@ -206,7 +212,7 @@ class Registry:
             row = CampaignRow(created_at=self.settings.clock(), **fields)
             session.add(row)
             session.commit()
-            self.campaigns[row.id] = runtime = CampaignRuntime(row, self.settings)
+            self.campaigns[row.id] = runtime = CampaignRuntime(row, self.settings, self.engine)
         return runtime
 
     def get(self, campaign_id: int) -> CampaignRuntime:
