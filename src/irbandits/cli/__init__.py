@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from irbandits.cli import clicks, evaluate, judge, pool, reproduce, simulate
+from irbandits.cli import clicks, evaluate, judge, pool, reproduce, serve, simulate
 from irbandits.cli.common import _error
 from irbandits.errors import IrbanditsError
 
@@ -39,6 +39,7 @@ app.command("compare-measures")(evaluate.compare_measures)
 app.add_typer(reproduce.app, name="reproduce")
 app.command()(clicks.matrix)
 app.add_typer(judge.app, name="judge")
+app.command()(serve.serve)
 
 
 def main() -> None:

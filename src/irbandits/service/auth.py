@@ -1,0 +1,106 @@
+"""Tokens and roles: ``Authorization: Bearer TOKEN`` on every ``/api/`` call.
+
+Tokens come from :func:`secrets.token_urlsafe` and are stored as SHA-256 hashes only; the organiser
+token is checked with :func:`hmac.compare_digest`, an assessor token is looked up by its hash.
+Missing, unknown or revoked tokens get 401, a token of the wrong role 403.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from fastapi import HTTPException, Request
+from sqlalchemy import bindparam, select
+
+from irbandits.service.models import AdminCredential, Assessor
+
+
+def new_token() -> str:
+    """A fresh random token (256 bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> str:
+    """The SHA-256 hex digest under which a token is stored."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def admin_hash(session, clock, token: str | None) -> tuple[str, str | None]:
+    """The organiser token's hash, stored on first start; returns ``(hash, token to print once)``.
+
+    A ``token`` given (from ``IRBANDITS_ADMIN_TOKEN``) replaces the stored hash; with none, the stored
+    hash is kept, or a new token is made and returned so that the caller prints it once.
+    """
+    row = session.scalars(select(AdminCredential).order_by(AdminCredential.id)).first()
+    fresh = None
+    if token is None and row is None:
+        token = fresh = new_token()
+    if token is not None:
+        if row is None:
+            row = AdminCredential(token_hash=token_hash(token), created_at=clock())
+            session.add(row)
+        else:
+            row.token_hash = token_hash(token)
+        session.commit()
+    return row.token_hash, fresh
+
+
+_BY_HASH = select(Assessor.id, Assessor.campaign_id, Assessor.name, Assessor.token_hash,
+                  Assessor.revoked).where(Assessor.token_hash == bindparam("digest"))
+
+
+@dataclass(frozen=True)
+class Assessed:
+    """The assessor a request comes from."""
+
+    id: int
+    campaign_id: int
+    name: str
+
+
+def bearer(request: Request) -> str:
+    """The bearer token of a request; 401 when there is none."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise HTTPException(401, "missing bearer token (Authorization: Bearer TOKEN)",
+                            headers={"WWW-Authenticate": "Bearer"})
+    return token.strip()
+
+
+def _assessor(request: Request, token: str) -> Assessed | None:
+    digest = token_hash(token)
+    with request.app.state.engine.connect() as conn:
+        row = conn.execute(_BY_HASH, {"digest": digest}).first()
+    if row is None or not hmac.compare_digest(row.token_hash, digest):
+        return None
+    if row.revoked:
+        raise HTTPException(401, "this assessor token is revoked", headers={"WWW-Authenticate": "Bearer"})
+    return Assessed(row.id, row.campaign_id, row.name)
+
+
+def _is_admin(request: Request, token: str) -> bool:
+    return hmac.compare_digest(token_hash(token), request.app.state.admin_hash)
+
+
+def require_admin(request: Request) -> None:
+    """FastAPI dependency: the organiser token, else 401 (unknown) or 403 (an assessor's)."""
+    token = bearer(request)
+    if _is_admin(request, token):
+        return
+    if _assessor(request, token) is not None:
+        raise HTTPException(403, "this endpoint needs the organiser token")
+    raise HTTPException(401, "unknown token", headers={"WWW-Authenticate": "Bearer"})
+
+
+def require_assessor(request: Request) -> Assessed:
+    """FastAPI dependency: an assessor token, else 401 (unknown, revoked) or 403 (the organiser's)."""
+    token = bearer(request)
+    who = _assessor(request, token)
+    if who is not None:
+        return who
+    if _is_admin(request, token):
+        raise HTTPException(403, "this endpoint needs an assessor token")
+    raise HTTPException(401, "unknown token", headers={"WWW-Authenticate": "Bearer"})

@@ -1,0 +1,134 @@
+"""Fixtures of the service tests: a service on SQLite (temporary file) and, when reachable, on
+PostgreSQL (URL in ``IRBANDITS_TEST_PG_URL``, each test in a fresh schema dropped afterwards)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from irbandits.service.app import create_app  # noqa: E402
+from irbandits.service.settings import Settings  # noqa: E402
+
+ADMIN = "organiser-token-for-tests"
+
+
+class Clock:
+    """A settable clock, so tests expire leases without sleeping."""
+
+    def __init__(self, now: float = 1_700_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _pg_url() -> str | None:
+    url = os.environ.get("IRBANDITS_TEST_PG_URL")
+    if not url:
+        return None
+    try:
+        import psycopg
+
+        psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), connect_timeout=3).close()
+    except Exception:
+        return None
+    return url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def settings(request, tmp_path):
+    """Settings of a fresh, empty database of each kind (PostgreSQL skipped when unreachable)."""
+    if request.param == "sqlite":
+        yield Settings(db_url=f"sqlite:///{tmp_path / 'service.db'}", admin_token=ADMIN, clock=Clock(),
+                       lease_seconds=60, max_body_bytes=2_000_000)
+        return
+    url = _pg_url()
+    if url is None:
+        pytest.skip("PostgreSQL: IRBANDITS_TEST_PG_URL unset or the server unreachable")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    yield Settings(db_url=url, schema=schema, admin_token=ADMIN, clock=Clock(), lease_seconds=60,
+                   max_body_bytes=2_000_000)
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+    engine.dispose()
+
+
+class Service:
+    """A running app on ``settings`` with helpers for the organiser and assessors."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.start()
+
+    def start(self) -> "Service":
+        """(Re)start: a new app on the same database, as after a crash."""
+        if getattr(self, "app", None) is not None:
+            self.client.close()
+            self.app.state.engine.dispose()
+        self.app = create_app(self.settings)
+        self.client = TestClient(self.app)
+        return self
+
+    @property
+    def clock(self) -> Clock:
+        return self.settings.clock
+
+    def admin(self, method: str, path: str, **kw):
+        return self.client.request(method, path, headers={"Authorization": f"Bearer {ADMIN}"}, **kw)
+
+    def campaign(self, **body) -> int:
+        r = self.admin("POST", "/api/campaigns", json=body)
+        assert r.status_code == 201, r.text
+        return r.json()["id"]
+
+    def assessor(self, cid: int, name: str = "a") -> dict:
+        r = self.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": name})
+        assert r.status_code == 201, r.text
+        return {"Authorization": f"Bearer {r.json()['token']}", "id": r.json()["id"]}
+
+    def next(self, who: dict):
+        return self.client.get("/api/next", headers={"Authorization": who["Authorization"]})
+
+    def answer(self, who: dict, task: int, answer, client_id: str):
+        return self.client.post(f"/api/tasks/{task}/answer", json={"answer": answer, "client_id": client_id},
+                                headers={"Authorization": who["Authorization"]})
+
+
+@pytest.fixture
+def live(service):
+    """The service's app served by uvicorn on a free loopback port (in a thread); yields its base URL."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(service.app, host="127.0.0.1", port=port, log_level="warning",
+                                           access_log=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def service(settings):
+    s = Service(settings)
+    yield s
+    s.client.close()
+    s.app.state.engine.dispose()
