@@ -26,6 +26,8 @@
   // ----- dashboard -----
   const dashboard = document.getElementById("dashboard");
   if (!dashboard) return;
+  // after "add assessor" the page is the POST's answer: make a reload a plain GET (the link is shown once)
+  history.replaceState(null, "", dashboard.dataset.page);
 
   function el(name, attrs, text) {
     const node = document.createElementNS(SVG, name);

@@ -54,6 +54,7 @@
   function render(next) {
     task = next;
     clientId = newClientId();
+    $("task").dataset.task = next.task;
     $("query").textContent = next.query;
     next.items.forEach((item, i) => {
       texts[i].textContent = item.text;
