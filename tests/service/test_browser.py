@@ -182,7 +182,8 @@ def test_assessor_finishes_a_preference_campaign_with_the_keyboard_only(live, wa
         wait_next(page, task)
     assert len(pressed) == 12                    # 2 topics x 6 pairs: pools of 4 go straight to the final phase
     expect(page.locator("#progress")).to_have_text("12 answered · 2 of 2 topics finished")
-    expect(page.locator("#idle-why")).to_contain_text("finished")
+    expect(page.locator("#idle-title")).to_have_text("All done")
+    expect(page.locator("#again")).to_be_hidden()
     live.shot(page, "assessor-finished")
     lines = [line.split() for line in live.api.get(f"/api/campaigns/{cid}/judgments").text.splitlines()]
     assert [(l, r, "left" if w == l else "right") for _, l, r, w, *_ in lines] == pressed

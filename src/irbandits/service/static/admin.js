@@ -43,7 +43,7 @@
   function plot(series, now) {
     const svg = document.getElementById("plot");
     svg.replaceChildren();
-    const W = 600, H = 180, L = 44, R = 10, T = 10, B = 24;
+    const W = 900, H = 200, L = 44, R = 10, T = 10, B = 24;
     if (!series.length) return;
     const t0 = series[0][0], t1 = Math.max(now, series[series.length - 1][0], t0 + 60);
     const n = series[series.length - 1][1];

@@ -47,7 +47,11 @@
       if (!r.ok) return;
       const me = await r.json();
       $("progress").textContent = `${me.answered} answered · ${me.topics_done} of ${me.topics} topics finished`;
-      if (me.done) $("idle-why").textContent = "The campaign is finished. Thank you!";
+      if (me.done) {
+        $("idle-title").textContent = "All done";
+        $("idle-why").textContent = "The campaign is finished. Thank you!";
+        $("again").hidden = true;
+      }
     } catch (e) { /* progress is a nicety; the task flow reports connection problems */ }
   }
 
