@@ -46,14 +46,14 @@ def settings(request, tmp_path):
     """Settings of a fresh, empty database of each kind (PostgreSQL skipped when unreachable)."""
     if request.param == "sqlite":
         yield Settings(db_url=f"sqlite:///{tmp_path / 'service.db'}", admin_token=ADMIN, clock=Clock(),
-                       lease_seconds=60, max_body_bytes=200_000)
+                       lease_seconds=60, max_body_bytes=2_000_000)
         return
     url = _pg_url()
     if url is None:
         pytest.skip("PostgreSQL: IRBANDITS_TEST_PG_URL unset or the server unreachable")
     schema = f"t_{uuid.uuid4().hex[:12]}"
     yield Settings(db_url=url, schema=schema, admin_token=ADMIN, clock=Clock(), lease_seconds=60,
-                   max_body_bytes=200_000)
+                   max_body_bytes=2_000_000)
     from sqlalchemy import create_engine, text
 
     engine = create_engine(url)
@@ -101,6 +101,29 @@ class Service:
     def answer(self, who: dict, task: int, answer, client_id: str):
         return self.client.post(f"/api/tasks/{task}/answer", json={"answer": answer, "client_id": client_id},
                                 headers={"Authorization": who["Authorization"]})
+
+
+@pytest.fixture
+def live(service):
+    """The service's app served by uvicorn on a free loopback port (in a thread); yields its base URL."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(service.app, host="127.0.0.1", port=port, log_level="warning",
+                                           access_log=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
 
 
 @pytest.fixture

@@ -183,13 +183,13 @@ def test_422_malformed_answers_and_bodies(service):
 
 def test_413_by_content_length_and_by_streamed_size(service):
     big = preference_body()
-    big["texts"]["filler"] = "x" * 300_000
+    big["texts"]["filler"] = "x" * 2_100_000
     r = service.admin("POST", "/api/campaigns", json=big)
     assert r.status_code == 413 and "over the limit" in r.json()["detail"]
 
     def chunks():
         for _ in range(30):
-            yield b"x" * 10_000
+            yield b"x" * 100_000
 
     r = service.client.post("/api/campaigns", content=chunks(), headers={"Authorization": "Bearer whatever"})
     assert r.status_code == 413

@@ -102,12 +102,12 @@ def export_qrels(cid: int, request: Request, best: bool = False) -> str:
 @router.get("/next", responses={204: {"description": "nothing waiting for this assessor now"}})
 def next_task(request: Request, who: Assessed = Depends(require_assessor)):
     runtime = registry(request).get(who.campaign_id)
-    lease = runtime.next_task(request.app.state.sessions, who.id)
+    lease = runtime.next_task(who.id)
     return Response(status_code=204) if lease is None else runtime.task_json(lease)
 
 
 @router.post("/tasks/{tid}/answer")
 def answer(tid: int, body: AnswerIn, request: Request, who: Assessed = Depends(require_assessor)) -> dict:
     runtime = registry(request).get(who.campaign_id)
-    runtime.answer(request.app.state.sessions, who.id, tid, body.answer, body.client_id)
+    runtime.answer(who.id, tid, body.answer, body.client_id)
     return {"recorded": True}

@@ -74,6 +74,29 @@ class BodyLimit:
         await send({"type": "http.response.body", "body": payload})
 
 
+class RequestLog:
+    """ASGI middleware: one log line per request, ``METHOD masked-path status time``, nothing else."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        start, status = time.perf_counter(), [500]
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            log.info("%s %s %d %.1f ms", scope["method"], masked(scope["path"]), status[0],
+                     1000 * (time.perf_counter() - start))
+
+
 def _validation_message(exc: RequestValidationError) -> str:
     """FastAPI's list of validation errors as one line: where, then what."""
     parts = []
@@ -107,15 +130,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def _user_error(request: Request, exc: IrbanditsError):
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
-    @app.middleware("http")
-    async def _log(request: Request, call_next):
-        start = time.perf_counter()
-        response = await call_next(request)
-        log.info("%s %s %d %.1f ms", request.method, masked(request.url.path), response.status_code,
-                 1000 * (time.perf_counter() - start))
-        return response
-
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(RequestLog)
     app.include_router(api.router)
     pages.install(app)
     return app

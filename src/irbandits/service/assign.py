@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import HTTPException
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.engine import Engine
 
 from irbandits.service.campaigns import answer_value, make_judge
 from irbandits.service.models import Assessor, CampaignRow, Judgment, Task
@@ -45,7 +46,8 @@ class Lease:
 class CampaignRuntime:
     """One campaign in memory: its judge (the process), open leases and who answered what."""
 
-    def __init__(self, row: CampaignRow, settings: Settings):
+    def __init__(self, row: CampaignRow, settings: Settings, engine: Engine):
+        self.engine = engine
         self.id, self.kind, self.name, self.options = row.id, row.kind, row.name, row.options
         self.topics, self.texts = row.topics, row.texts
         self.settings = settings
@@ -55,6 +57,7 @@ class CampaignRuntime:
         self.mine: dict[int, int] = {}                       # assessor -> their open lease
         self.seen: dict[int, set[tuple]] = defaultdict(set)  # assessor -> request keys answered
         self.per_topic: Counter = Counter()                  # answers recorded per topic
+        self.clients: set[tuple[int, str]] = set()           # (assessor, client_id) of every answer
 
     # ----- state from the log ------------------------------------------------------------------
     def apply(self, j: Judgment) -> None:
@@ -62,6 +65,7 @@ class CampaignRuntime:
         self.judge.apply(j.topic, j.left, j.right, answer_value(j))
         self.seen[j.assessor_id].add(self._key(j.topic, j.left, j.right))
         self.per_topic[j.topic] += 1
+        self.clients.add((j.assessor_id, j.client_id))
         lease = self.leases.pop(j.task_id, None)
         if lease is not None and self.mine.get(lease.assessor) == lease.id:
             del self.mine[lease.assessor]
@@ -100,7 +104,7 @@ class CampaignRuntime:
                 return topic, left, right
         return None
 
-    def next_task(self, sessions, assessor: int) -> Lease | None:
+    def next_task(self, assessor: int) -> Lease | None:
         """The assessor's open lease, else a new one, else None (nothing for them now)."""
         with self.lock:
             now = self.settings.clock()
@@ -111,11 +115,10 @@ class CampaignRuntime:
             if chosen is None:
                 return None
             topic, left, right = chosen
-            with sessions() as session:
-                task = Task(campaign_id=self.id, assessor_id=assessor, topic=topic, left=left, right=right,
-                            issued_at=now, expires_at=now + self.settings.lease_seconds, answered=False)
-                session.add(task)
-                session.commit()
+            task = Task(campaign_id=self.id, assessor_id=assessor, topic=topic, left=left, right=right,
+                        issued_at=now, expires_at=now + self.settings.lease_seconds, answered=False)
+            with self.engine.begin() as conn:
+                task.id = conn.execute(insert(Task).values(**_columns(task))).inserted_primary_key[0]
             return self.hold(task)
 
     def task_json(self, lease: Lease) -> dict[str, Any]:
@@ -128,31 +131,34 @@ class CampaignRuntime:
         return body
 
     # ----- answers -----------------------------------------------------------------------------
-    def answer(self, sessions, assessor: int, task_id: int, answer: Any, client_id: str) -> None:
+    def answer(self, assessor: int, task_id: int, answer: Any, client_id: str) -> None:
         """Record an answer (committed, then applied); raises HTTPException 404 / 409 / 422."""
-        with self.lock, sessions() as session:
-            again = session.scalars(select(Judgment.id).where(Judgment.assessor_id == assessor,
-                                                              Judgment.client_id == client_id)).first()
-            if again is not None:
+        with self.lock:
+            if (assessor, client_id) in self.clients:
                 return
-            task = session.get(Task, task_id)
-            if task is None or task.assessor_id != assessor:
-                raise HTTPException(404, f"no task {task_id} for this assessor")
-            value = self._value(task, answer)
-            if task.answered:
-                raise HTTPException(409, f"task {task_id} is already answered")
             now = self.settings.clock()
-            if task.expires_at <= now:
-                raise HTTPException(409, f"the lease on task {task_id} expired; GET /api/next for a new task")
-            judgment = Judgment(campaign_id=self.id, task_id=task.id, assessor_id=assessor, topic=task.topic,
-                                left=task.left, right=task.right, client_id=client_id, created_at=now,
-                                **value)
-            task.answered = True
-            session.add(judgment)
-            session.commit()
+            lease = self.leases.get(task_id)
+            if lease is None or lease.assessor != assessor or lease.expires_at <= now:
+                self._refuse(assessor, task_id)
+            value = self._value(lease, answer)
+            judgment = Judgment(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic,
+                                left=lease.left, right=lease.right, client_id=client_id, created_at=now, **value)
+            with self.engine.begin() as conn:
+                conn.execute(insert(Judgment).values(**_columns(judgment)))
+                conn.execute(update(Task).where(Task.id == task_id).values(answered=True))
             self.apply(judgment)
 
-    def _value(self, task: Task, answer: Any) -> dict[str, Any]:
+    def _refuse(self, assessor: int, task_id: int) -> None:
+        """Why a task is not open to ``assessor``: 404 (not theirs), 409 (answered or expired)."""
+        with self.engine.connect() as conn:
+            task = conn.execute(select(Task.assessor_id, Task.answered).where(Task.id == task_id)).first()
+        if task is None or task.assessor_id != assessor:
+            raise HTTPException(404, f"no task {task_id} for this assessor")
+        if task.answered:
+            raise HTTPException(409, f"task {task_id} is already answered")
+        raise HTTPException(409, f"the lease on task {task_id} expired; GET /api/next for a new task")
+
+    def _value(self, task: Lease, answer: Any) -> dict[str, Any]:
         if task.right is not None:
             if answer not in ("left", "right"):
                 raise HTTPException(422, f'answer: a preference answer is "left" or "right", got {answer!r}')
@@ -167,10 +173,15 @@ class CampaignRuntime:
         """The body of ``GET /api/campaigns/{CID}``."""
         with self.lock:
             topics = [dict(topic=t, judgments=self.per_topic[t], done=self.judge.done(t)) for t in self.topics]
-            open_requests = 0 if self.kind == "graded" else len(self.judge.requests())
+            open_requests = 0 if self.kind == "graded" else sum(1 for _ in self.judge.requests())
         return dict(id=self.id, name=self.name, kind=self.kind, options=self.options, topics=topics,
                     judgments=sum(self.per_topic.values()), done=all(t["done"] for t in topics),
                     requests=open_requests)
+
+
+def _columns(row) -> dict[str, Any]:
+    """The column values set on a new (not yet stored) model object."""
+    return {c.key: getattr(row, c.key) for c in row.__table__.columns if getattr(row, c.key) is not None}
 
 
 class Registry:
@@ -178,6 +189,7 @@ class Registry:
 
     def __init__(self, sessions, settings: Settings):
         self.sessions, self.settings = sessions, settings
+        self.engine = sessions.kw["bind"]
         self.campaigns: dict[int, CampaignRuntime] = {}
         self.lock = threading.Lock()
 
@@ -186,7 +198,7 @@ class Registry:
         registry = cls(sessions, settings)
         with sessions() as session:
             for row in session.scalars(select(CampaignRow).order_by(CampaignRow.id)):
-                registry.campaigns[row.id] = runtime = CampaignRuntime(row, settings)
+                registry.campaigns[row.id] = runtime = CampaignRuntime(row, settings, registry.engine)
                 for j in session.scalars(select(Judgment).where(Judgment.campaign_id == row.id).order_by(Judgment.id)):
                     runtime.apply(j)
                 for task in session.scalars(select(Task).where(Task.campaign_id == row.id, Task.answered.is_(False),
@@ -200,7 +212,7 @@ class Registry:
             row = CampaignRow(created_at=self.settings.clock(), **fields)
             session.add(row)
             session.commit()
-            self.campaigns[row.id] = runtime = CampaignRuntime(row, self.settings)
+            self.campaigns[row.id] = runtime = CampaignRuntime(row, self.settings, self.engine)
         return runtime
 
     def get(self, campaign_id: int) -> CampaignRuntime:

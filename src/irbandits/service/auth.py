@@ -68,8 +68,9 @@ def bearer(request: Request) -> str:
 
 def _assessor(request: Request, token: str) -> Assessed | None:
     digest = token_hash(token)
-    with request.app.state.sessions() as session:
-        row = session.scalars(select(Assessor).where(Assessor.token_hash == digest)).first()
+    with request.app.state.engine.connect() as conn:
+        row = conn.execute(select(Assessor.id, Assessor.campaign_id, Assessor.name, Assessor.token_hash,
+                                  Assessor.revoked).where(Assessor.token_hash == digest)).first()
     if row is None or not hmac.compare_digest(row.token_hash, digest):
         return None
     if row.revoked:

@@ -22,7 +22,7 @@ import re
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -153,15 +153,16 @@ class PreferenceJudge:
         self.process = topk_process(pools, options)
         self.per_pair = options["assessors_per_pair"]
         self.pending: dict[tuple[str, str, str], list[str]] = {}  # (topic, a, b), a < b -> winners so far
+        self._open = {topic: t.outstanding() for topic, t in self.process.topics.items()}
 
     @staticmethod
     def key(topic: str, left: str, right: str | None) -> tuple[str, str, str]:
         """The request's key: the topic and the unordered pair."""
         return (topic, left, right) if left < right else (topic, right, left)
 
-    def requests(self) -> list[tuple[str, str, str]]:
-        """``(topic, left, right)`` for every judgment the process needs now."""
-        return self.process.requests()
+    def requests(self) -> Iterator[tuple[str, str, str]]:
+        """``(topic, left, right)`` for every judgment the process needs now, in its order."""
+        return ((topic, a, b) for topic, pairs in self._open.items() for a, b in pairs)
 
     def answered(self, key: tuple[str, str, str]) -> int:
         """Answers already in for the open request ``key``."""
@@ -179,6 +180,7 @@ class PreferenceJudge:
         other = right if votes[0] == left else left
         winner = other if counts[other] > counts[votes[0]] else votes[0]
         self.process.add(topic, left, right, winner)
+        self._open[topic] = self.process.topics[topic].outstanding()  # only this topic's requests changed
 
     def done(self, topic: str) -> bool:
         return self.process.topics[topic].kind == "done"
