@@ -22,8 +22,8 @@ from irbandits.service.campaigns import KINDS, OPTIONS, check_campaign
 from irbandits.service.models import Assessor, Judgment
 from irbandits.service.pages import render
 from irbandits.service.uploads import campaign_body
-from irbandits.service.websession import (check_csrf, csrf_token, end_session, login_nonce, require_session,
-                                          set_login_cookie, start_session)
+from irbandits.service.websession import (LOGIN_COOKIE, check_csrf, csrf_token, end_session, login_nonce,
+                                          require_session, set_login_cookie, start_session)
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
 PLOT_POINTS = 240
@@ -45,7 +45,7 @@ def login_form(request: Request) -> HTMLResponse:
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request) -> HTMLResponse:
     form = await request.form()
-    check_csrf(request, form, request.cookies.get("irbandits_login"), "login")
+    check_csrf(request, form, request.cookies.get(LOGIN_COOKIE), "login")
     token = str(form.get("token", "")).strip()
     if not hmac.compare_digest(token_hash(token), request.app.state.admin_hash):
         with request.app.state.sessions() as session:
