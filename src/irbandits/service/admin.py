@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
 
 from irbandits.errors import IrbanditsError
 from irbandits.service import api
@@ -99,7 +100,7 @@ async def create_campaign(request: Request, nonce: str = Depends(require_session
     check_csrf(request, form, nonce)
     try:
         body = await campaign_body(form)
-        runtime = api.registry(request).create(check_campaign(body))
+        runtime = await run_in_threadpool(lambda: api.registry(request).create(check_campaign(body)))
     except IrbanditsError as exc:
         values = {k: v for k, v in form.multi_items() if isinstance(v, str) and k != "csrf"}
         return _form_page(request, nonce, values, str(exc), 422)
@@ -125,8 +126,8 @@ async def add_assessor(cid: int, request: Request, nonce: str = Depends(require_
     name = str(form.get("name", "")).strip()
     if not 1 <= len(name) <= 200:
         raise HTTPException(422, "assessor name: give 1 to 200 characters")
-    made = api.add_assessor(cid, api.AssessorIn(name=name), request)
-    return _dashboard(request, cid, nonce, dict(name=name, url=made["url"]), 201)
+    made = await run_in_threadpool(api.add_assessor, cid, api.AssessorIn(name=name), request)
+    return await run_in_threadpool(_dashboard, request, cid, nonce, dict(name=name, url=made["url"]), 201)
 
 
 @router.get("/campaigns/{cid}/stats.json")
