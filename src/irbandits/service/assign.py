@@ -22,15 +22,21 @@ from __future__ import annotations
 import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from fastapi import HTTPException
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.engine import Engine
 
 from irbandits.service.campaigns import answer_value, make_judge
 from irbandits.service.models import Assessor, CampaignRow, Judgment, Task
 from irbandits.service.settings import Settings
+
+# the statements of the hot paths, built once (each is compiled once and cached by SQLAlchemy)
+_NEW_TASK = insert(Task)
+_NEW_JUDGMENT = insert(Judgment)
+_ANSWERED = update(Task).where(Task.id == bindparam("task")).values(answered=True)
 
 
 @dataclass
@@ -60,24 +66,21 @@ class CampaignRuntime:
         self.clients: set[tuple[int, str]] = set()           # (assessor, client_id) of every answer
 
     # ----- state from the log ------------------------------------------------------------------
-    def apply(self, j: Judgment) -> None:
+    def apply(self, j: Judgment | SimpleNamespace) -> None:
         """Apply one recorded answer to the process and the bookkeeping (live, or replaying)."""
         self.judge.apply(j.topic, j.left, j.right, answer_value(j))
-        self.seen[j.assessor_id].add(self._key(j.topic, j.left, j.right))
+        self.seen[j.assessor_id].add(self.judge.key(j.topic, j.left, j.right))
         self.per_topic[j.topic] += 1
         self.clients.add((j.assessor_id, j.client_id))
         lease = self.leases.pop(j.task_id, None)
         if lease is not None and self.mine.get(lease.assessor) == lease.id:
             del self.mine[lease.assessor]
 
-    def hold(self, task: Task) -> Lease:
+    def hold(self, task: Task | SimpleNamespace) -> Lease:
         lease = Lease(task.id, task.assessor_id, task.topic, task.left, task.right, task.expires_at)
         self.leases[lease.id] = lease
         self.mine[lease.assessor] = lease.id
         return lease
-
-    def _key(self, topic: str, left: str, right: str | None) -> tuple:
-        return self.judge.key(topic, left, right) if self.kind == "preference" else (topic, left)
 
     # ----- next --------------------------------------------------------------------------------
     def _expire(self, now: float) -> None:
@@ -96,7 +99,7 @@ class CampaignRuntime:
                     if docno is not None:
                         return topic, docno, None
             return None
-        held = Counter(self._key(x.topic, x.left, x.right) for x in self.leases.values())
+        held = Counter(self.judge.key(x.topic, x.left, x.right) for x in self.leases.values())
         seen, r = self.seen[assessor], self.judge.per_pair
         for topic, left, right in self.judge.requests():
             key = self.judge.key(topic, left, right)
@@ -115,11 +118,11 @@ class CampaignRuntime:
             if chosen is None:
                 return None
             topic, left, right = chosen
-            task = Task(campaign_id=self.id, assessor_id=assessor, topic=topic, left=left, right=right,
+            task = dict(campaign_id=self.id, assessor_id=assessor, topic=topic, left=left, right=right,
                         issued_at=now, expires_at=now + self.settings.lease_seconds, answered=False)
             with self.engine.begin() as conn:
-                task.id = conn.execute(insert(Task).values(**_columns(task))).inserted_primary_key[0]
-            return self.hold(task)
+                task_id = conn.execute(_NEW_TASK, task).inserted_primary_key[0]
+            return self.hold(SimpleNamespace(id=task_id, **task))
 
     def task_json(self, lease: Lease) -> dict[str, Any]:
         """The body of ``GET /api/next`` for a lease."""
@@ -141,12 +144,13 @@ class CampaignRuntime:
             if lease is None or lease.assessor != assessor or lease.expires_at <= now:
                 self._refuse(assessor, task_id)
             value = self._value(lease, answer)
-            judgment = Judgment(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic,
-                                left=lease.left, right=lease.right, client_id=client_id, created_at=now, **value)
+            judgment = dict(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic,
+                            left=lease.left, right=lease.right, winner=None, grade=None, client_id=client_id,
+                            created_at=now) | value
             with self.engine.begin() as conn:
-                conn.execute(insert(Judgment).values(**_columns(judgment)))
-                conn.execute(update(Task).where(Task.id == task_id).values(answered=True))
-            self.apply(judgment)
+                conn.execute(_NEW_JUDGMENT, judgment)
+                conn.execute(_ANSWERED, {"task": task_id})
+            self.apply(SimpleNamespace(**judgment))
 
     def _refuse(self, assessor: int, task_id: int) -> None:
         """Why a task is not open to ``assessor``: 404 (not theirs), 409 (answered or expired)."""
@@ -177,11 +181,6 @@ class CampaignRuntime:
         return dict(id=self.id, name=self.name, kind=self.kind, options=self.options, topics=topics,
                     judgments=sum(self.per_topic.values()), done=all(t["done"] for t in topics),
                     requests=open_requests)
-
-
-def _columns(row) -> dict[str, Any]:
-    """The column values set on a new (not yet stored) model object."""
-    return {c.key: getattr(row, c.key) for c in row.__table__.columns if getattr(row, c.key) is not None}
 
 
 class Registry:

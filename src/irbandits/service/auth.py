@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from irbandits.service.models import AdminCredential, Assessor
 
@@ -48,6 +48,10 @@ def admin_hash(session, clock, token: str | None) -> tuple[str, str | None]:
     return row.token_hash, fresh
 
 
+_BY_HASH = select(Assessor.id, Assessor.campaign_id, Assessor.name, Assessor.token_hash,
+                  Assessor.revoked).where(Assessor.token_hash == bindparam("digest"))
+
+
 @dataclass(frozen=True)
 class Assessed:
     """The assessor a request comes from."""
@@ -69,8 +73,7 @@ def bearer(request: Request) -> str:
 def _assessor(request: Request, token: str) -> Assessed | None:
     digest = token_hash(token)
     with request.app.state.engine.connect() as conn:
-        row = conn.execute(select(Assessor.id, Assessor.campaign_id, Assessor.name, Assessor.token_hash,
-                                  Assessor.revoked).where(Assessor.token_hash == digest)).first()
+        row = conn.execute(_BY_HASH, {"digest": digest}).first()
     if row is None or not hmac.compare_digest(row.token_hash, digest):
         return None
     if row.revoked:

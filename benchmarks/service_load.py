@@ -1,0 +1,248 @@
+"""Load on ``irbandits serve``: many simulated assessors answering a preference campaign over loopback.
+
+    python benchmarks/service_load.py --seconds 60 --assessors 50
+    python benchmarks/service_load.py --db sqlite --db postgresql+psycopg://postgres@127.0.0.1:5432/test
+
+For each database it starts ``irbandits serve`` as a subprocess (free port, fresh database: a temporary
+SQLite file, or a PostgreSQL database ``irbandits_load`` created anew next to the one named), creates
+the 53-topic DL-2021 campaign (``assessors_per_pair`` 3, so that there is work for all), and runs two
+loads of ``--seconds`` each with ``--assessors`` concurrent assessors (asyncio + httpx, one connection
+each; an assessor answers from the qrels grades):
+
+- ``steady``: answers/s, p50 / p99 latency of ``GET /api/next`` and ``POST /api/tasks/T/answer``, errors;
+- ``SIGKILL``: the same, with the server killed by SIGKILL half-way and started again on the same
+  database; clients retry what failed (an answer with the same ``client_id``). Afterwards every
+  acknowledged answer must be in the judgments export exactly once, and the process state that a
+  fresh app rebuilds from the database must equal a replay of the exported answers.
+
+Everything is bounded: each request times out after 10 s, each load stops after ``--seconds``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / ".." / "shared" / "data" / "trec-dl-2021-passage"
+ADMIN = "load-" + uuid.uuid4().hex
+OPTIONS = dict(seed=7, assessors_per_pair=3)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def fresh_database(url: str, tmp: Path) -> str:
+    """A URL of an empty database of the kind ``url`` names."""
+    if url == "sqlite":
+        return f"sqlite:///{tmp / 'load.db'}"
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text("DROP DATABASE IF EXISTS irbandits_load WITH (FORCE)"))
+        conn.execute(text("CREATE DATABASE irbandits_load"))
+    engine.dispose()
+    return make_url(url).set(database="irbandits_load").render_as_string(hide_password=False)
+
+
+class Server:
+    """``irbandits serve`` in a subprocess, its output in a log file."""
+
+    def __init__(self, db: str, tmp: Path):
+        self.db, self.tmp, self.port = db, tmp, free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "Server":
+        env = dict(os.environ, IRBANDITS_ADMIN_TOKEN=ADMIN, PYTHONPATH=str(ROOT / "src"))
+        self.proc = subprocess.Popen([sys.executable, "-m", "irbandits.cli", "serve", "--db", self.db, "--port",
+                                      str(self.port), "--lease", "60"], env=env, cwd=self.tmp,
+                                     stdout=open(self.tmp / "server.log", "a"), stderr=subprocess.STDOUT)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                if httpx.get(self.url + "/api/campaigns", headers=admin()).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise SystemExit(f"the server did not start; see {self.tmp / 'server.log'}")
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+def admin() -> dict[str, str]:
+    return {"Authorization": f"Bearer {ADMIN}"}
+
+
+def campaign_body() -> dict:
+    qrels = (DATA / "qrels.txt").read_text()
+    queries = dict(line.split("\t", 1) for line in (DATA / "queries.tsv").read_text().splitlines() if line.strip())
+    texts = {line.split()[2]: f"passage {line.split()[2]} " + "text " * 60 for line in qrels.splitlines()}
+    return dict(name="load", kind="preference", topics=queries, texts=texts, qrels=qrels, options=OPTIONS)
+
+
+class Load:
+    """Latencies, counts and acknowledged answers of one load."""
+
+    def __init__(self):
+        self.lat: dict[str, list[float]] = {"next": [], "answer": []}
+        self.errors: Counter = Counter()
+        self.acked: list[tuple[int, str, str, str]] = []   # (assessor, topic, left, right)
+        self.answers = 0
+
+
+async def assessor(server: Server, token: str, aid: int, grade: dict, load: Load, stop: float, rng) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=10) as http:
+        task, client_id = None, None
+        while time.time() < stop:
+            try:
+                if task is None:
+                    t0 = time.perf_counter()
+                    r = await http.get("/api/next")
+                    load.lat["next"].append(time.perf_counter() - t0)
+                    if r.status_code == 204:
+                        await asyncio.sleep(0.05)
+                        continue
+                    if r.status_code != 200:
+                        load.errors[f"next {r.status_code}"] += 1
+                        continue
+                    task, client_id = r.json(), uuid.uuid4().hex
+                left, right = (i["docno"] for i in task["items"])
+                gl, gr = grade[task["topic"], left], grade[task["topic"], right]
+                answer = "left" if gl > gr or (gl == gr and rng.random() < 0.5) else "right"
+                t0 = time.perf_counter()
+                r = await http.post(f"/api/tasks/{task['task']}/answer", json={"answer": answer, "client_id": client_id})
+                load.lat["answer"].append(time.perf_counter() - t0)
+                if r.status_code == 200:
+                    load.acked.append((aid, task["topic"], left, right))
+                    load.answers += 1
+                else:
+                    load.errors[f"answer {r.status_code}"] += 1
+                task = None
+            except httpx.TransportError as exc:   # the server is down (SIGKILL): retry the same request
+                load.errors[f"unavailable ({type(exc).__name__})"] += 1
+                await asyncio.sleep(0.1)
+
+
+async def run_load(server: Server, tokens: list[tuple[int, str]], grade: dict, seconds: float,
+                   kill_after: float | None) -> Load:
+    load = Load()
+    stop = time.time() + seconds
+    rngs = [np.random.default_rng(i) for i in range(len(tokens))]
+    tasks = [asyncio.create_task(assessor(server, tok, aid, grade, load, stop, rng))
+             for (aid, tok), rng in zip(tokens, rngs)]
+    if kill_after is not None:
+        await asyncio.sleep(kill_after)
+        server.kill()
+        await asyncio.to_thread(server.start)
+    await asyncio.gather(*tasks)
+    return load
+
+
+def pct(values: list[float], q: float) -> str:
+    return f"{1000 * np.percentile(values, q):.1f}" if values else "-"
+
+
+def check_after_crash(server: Server, cid: int, load: Load) -> dict:
+    """Every acknowledged answer exactly once in the export; rebuilt state == replay of the export."""
+    from irbandits.service.app import create_app
+    from irbandits.service.campaigns import make_judge
+    from irbandits.service.settings import Settings
+
+    lines = [line.split() for line in httpx.get(f"{server.url}/api/campaigns/{cid}/judgments", headers=admin(),
+                                                timeout=60).text.splitlines()]
+    exported = Counter((int(a), t, *sorted((l, r))) for t, l, r, _, a, _ in lines)
+    acked = Counter((a, t, *sorted((l, r))) for a, t, l, r in load.acked)
+    missing = sum(1 for k in acked if exported[k] == 0)
+    twice = sum(1 for k in acked if exported[k] > 1) + sum(1 for v in acked.values() if v > 1)
+    server.stop()
+    app = create_app(Settings(db_url=server.db, admin_token=ADMIN))
+    runtime = app.state.campaigns.get(cid)
+    with app.state.sessions() as session:
+        from irbandits.service.models import CampaignRow
+
+        row = session.get(CampaignRow, cid)
+        replay = make_judge(row.kind, row.pools, row.options)
+    for topic, left, right, winner, *_ in lines:
+        replay.apply(topic, left, right, winner)
+    same = runtime.judge.state() == replay.state()
+    app.state.engine.dispose()
+    return dict(exported=len(lines), acknowledged=len(load.acked), missing=missing, duplicated=twice, state_equal=same)
+
+
+def bench(db: str, args) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        url = fresh_database(db, tmp)
+        server = Server(url, tmp).start()
+        body = campaign_body()
+        grade = {(t, d): int(g) for t, _, d, g in (line.split() for line in body["qrels"].splitlines())}
+        results = {}
+        for scenario in ("steady", "SIGKILL"):
+            cid = httpx.post(f"{server.url}/api/campaigns", json=body, headers=admin(), timeout=120).json()["id"]
+            tokens = []
+            for i in range(args.assessors):
+                r = httpx.post(f"{server.url}/api/campaigns/{cid}/assessors", json={"name": f"a{i}"}, headers=admin())
+                tokens.append((r.json()["id"], r.json()["token"]))
+            start = time.time()
+            load = asyncio.run(run_load(server, tokens, grade, args.seconds,
+                                        args.seconds / 2 if scenario == "SIGKILL" else None))
+            elapsed = time.time() - start
+            row = dict(db=db.split(":")[0].split("+")[0], scenario=scenario, answers=load.answers,
+                       answers_per_s=round(load.answers / elapsed, 1),
+                       next_p50_ms=pct(load.lat["next"], 50), next_p99_ms=pct(load.lat["next"], 99),
+                       answer_p50_ms=pct(load.lat["answer"], 50), answer_p99_ms=pct(load.lat["answer"], 99),
+                       errors=dict(load.errors) or 0)
+            if scenario == "SIGKILL":
+                row.update(check_after_crash(server, cid, load))
+            rows.append(row)
+            print(row, flush=True)
+        if server.proc.poll() is None:
+            server.stop()
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=60, help="length of each load")
+    ap.add_argument("--assessors", type=int, default=50, help="concurrent simulated assessors")
+    ap.add_argument("--db", action="append", help="sqlite, or a postgresql+psycopg:// URL (repeat); default "
+                                                  "sqlite, then IRBANDITS_TEST_PG_URL when set")
+    args = ap.parse_args()
+    dbs = args.db or ["sqlite"] + ([os.environ["IRBANDITS_TEST_PG_URL"]] if os.environ.get("IRBANDITS_TEST_PG_URL") else [])
+    rows = [row for db in dbs for row in bench(db, args)]
+    import pandas as pd
+
+    print(pd.DataFrame(rows).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
