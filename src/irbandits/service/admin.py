@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from irbandits.errors import IrbanditsError
 from irbandits.service import api
 from irbandits.service.auth import token_hash
-from irbandits.service.campaigns import KINDS, OPTIONS, check_campaign
+from irbandits.service.campaigns import OPTIONS, check_campaign
 from irbandits.service.models import Assessor, Judgment
 from irbandits.service.pages import render
 from irbandits.service.uploads import campaign_body
@@ -78,7 +78,7 @@ def _form_page(request: Request, nonce: str, values: dict[str, Any], error: str 
                status_code: int = 200) -> HTMLResponse:
     fields = {kind: [(f"{kind}.{p.name}", p.name, p.description, _placeholder(p.default)) for p in params]
               for kind, params in OPTIONS.items()}
-    return render("admin_new.html", status_code, csrf=csrf_token(request, nonce), kinds=KINDS, options=fields,
+    return render("admin_new.html", status_code, csrf=csrf_token(request, nonce), options=fields,
                   values=values, error=error)
 
 
