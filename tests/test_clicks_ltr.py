@@ -121,3 +121,98 @@ def test_a_feature_wider_than_the_first_mebibyte_and_old_mac_line_ends(tmp_path,
     fast, slow = ltr._parse_fast(f), ltr._parse_lines(f)
     _same(fast, slow)
     assert fast[0].shape == (40_001, 40) and fast[0][-1, 39] == 2.5
+
+
+def test_query_file_must_add_up(tmp_path):
+    f, q = tmp_path / "r.txt", tmp_path / "r.q"
+    f.write_text("0 1:1\n1 1:2\n2 1:3\n")
+    q.write_text("2\n2\n")
+    with pytest.raises(IrbanditsError, match="add up to 4 documents but .* has 3"):
+        read_ltr(f, q)
+    with pytest.raises(IrbanditsError, match="no qid"):
+        read_ltr(f)
+    q.write_text("2\n1\n")
+    assert read_ltr(f, q).bounds.tolist() == [0, 2, 3]
+
+
+def test_lists_are_sorted_and_cut_at_ten_with_ties_at_random():
+    d = read_ltr(NP2004)
+    R = d.rankers([22, 5])  # feature 6 is the same for every document of a query: all ties
+    lo, hi = d.bounds[0], d.bounds[1]
+    scores = d.features[lo:hi, 22]
+    top = R.ranking(0, 0, seed=1)
+    assert len(top) == 10 and (np.diff(d.features[top, 22]) <= 0).all()
+    assert d.features[top, 22].min() >= np.sort(scores)[-10]
+    firsts = np.array([R.ranking(1, 0, seed=s)[0] for s in range(3000)]) - lo
+    counts = np.bincount(firsts, minlength=hi - lo)
+    assert counts.max() <= 12 and (counts > 0).sum() > 900  # ~uniform over the 1000 tied documents
+    rng, out = new_rng(3), np.empty(10, np.int64)
+    for _ in range(200):
+        n = top_k(R.order, R.gend, R.start, 1, 2, 10, rng, out)
+        assert n == 10 and len(set(out.tolist())) == 10
+
+
+def test_a_partly_tied_list_keeps_the_strictly_better_documents():
+    from irbandits.clicks.ltr import LtrData
+
+    scores = np.array([5.0, 1.0, 3.0, 3.0, 3.0, 0.0])
+    d = LtrData(scores[:, None], np.zeros(6, np.int64), np.array([0, 6]), ["q"])
+    R = d.rankers([0, 0], cutoff=3)
+    seen = set()
+    for s in range(200):
+        top = R.ranking(0, 0, seed=s).tolist()
+        assert top[0] == 0 and set(top[1:]) <= {2, 3, 4} and len(set(top)) == 3
+        seen.add(tuple(top[1:]))
+    assert len(seen) == 6  # all ordered pairs of the three tied documents
+
+
+def _click_rates(model, grades, n=100_000, seed=0):
+    g = np.asarray(grades, np.int64)
+    out, total, rng = np.zeros(10, np.bool_), np.zeros(len(g)), new_rng(seed)
+    for _ in range(n):
+        simulate_clicks(g, len(g), *model.arrays(), rng, out)
+        total += out[:len(g)]
+    return total / n
+
+
+def test_cascade_click_rates_match_hand_computation():
+    m = ClickModel.named("navigational", grades=5)
+    # rank 1: 0.95; rank 2 reached unless click-and-stop at rank 1 (1 - 0.95 * 0.9 = 0.145), clicked 0.05;
+    # rank 3 reached with 0.145 * (1 - 0.05 * 0.2), clicked 0.95
+    expected = [0.95, 0.145 * 0.05, 0.145 * 0.99 * 0.95]
+    np.testing.assert_allclose(_click_rates(m, [4, 0, 4]), expected, atol=0.004)
+    binary = ClickModel.named("informational", grades=2)
+    np.testing.assert_allclose(_click_rates(binary, [1, 0]), [0.9, (1 - 0.9 * 0.5) * 0.4], atol=0.004)
+
+
+def test_position_based_and_dependent_click_models():
+    pbm = ClickModel.position_based([0.1, 0.8], eta=1.0)
+    np.testing.assert_allclose(_click_rates(pbm, [1, 1, 0, 1]), [0.8, 0.4, 0.1 / 3, 0.2], atol=0.005)
+    dcm = ClickModel.dependent([0.0, 1.0], [0.5] * 10)
+    np.testing.assert_allclose(_click_rates(dcm, [1, 1, 1]), [1.0, 0.5, 0.25], atol=0.005)
+    user = ClickModel.cascade([0.2, 0.6], [0.0, 1.0])
+    np.testing.assert_allclose(_click_rates(user, [1, 1]), [0.6, 0.4 * 0.6], atol=0.005)
+
+
+def test_click_model_mistakes_are_clear():
+    with pytest.raises(IrbanditsError, match="unknown click model 'navigation'"):
+        ClickModel.named("navigation")
+    with pytest.raises(IrbanditsError, match=r"probabilities in \[0, 1\]"):
+        ClickModel.cascade([0.1, 1.2], [0, 0])
+    with pytest.raises(IrbanditsError, match="grades must be 0..1"):
+        ClickModel.named("perfect", grades=2).simulate([0, 3], np.zeros(2, np.bool_), new_rng(0))
+
+
+@pytest.mark.parametrize("path", [NP2004, LGBM])
+def test_every_list_is_a_valid_top_ten_for_every_query(path):
+    """Reference: a list is valid when its scores are the 10 highest of the query, in order."""
+    d = read_ltr(path)
+    features = [0, 5, 22, 40] if d.n_features == 64 else [0, 10, 99, 185, 250]
+    R = d.rankers(features)
+    for r, f in enumerate(features):
+        for q in range(d.n_queries):
+            scores = d.features[d.bounds[q]:d.bounds[q + 1], f]
+            top = R.ranking(r, q, seed=r * 1000 + q)
+            assert len(set(top.tolist())) == len(top) == min(10, len(scores))
+            assert ((top >= d.bounds[q]) & (top < d.bounds[q + 1])).all()
+            np.testing.assert_array_equal(d.features[top, f], np.sort(scores)[::-1][:len(top)])

@@ -152,6 +152,7 @@ def test_ids_stay_strings_as_written_and_line_numbers_skip_blank_lines(tmp_path)
     (read_run, io._read_run_lines, "1 Q0 a 1 nan(1) x\n", "line 1, column 5: score must be a number"),
     (read_run, io._read_run_lines, "1 Q0 a 0x1F 2.0 x\n", "line 1, column 4: rank must be a number"),
     (read_run, io._read_run_lines, "", "the run file is empty"),
+    (read_run, io._read_run_lines, "\n \n\t\n", "the run file is empty"),
     (read_qrels, io._read_qrels_lines, "1 0 a 1\n1 0 b high\n", "line 2, column 4: grade must be a number"),
     (read_qrels, io._read_qrels_lines, "1 0 a 1\n1 0 b 2 x\n", "line 2: a qrels line has 4 columns"),
     (read_qrels, io._read_qrels_lines, "1 0 a 1\n2 0 a 1\n1 0 a 2\n", "line 3: document a of topic 1 is already judged on line 1"),
@@ -177,3 +178,11 @@ def test_a_score_pyarrow_takes_is_the_float_python_gives(text):
     value = io._finite(pa.chunked_array([pa.array([text], pa.large_string())]))
     if value is not None:  # else the line reader decides
         assert np.float64(float(text)).view(np.int64) == value.view(np.int64)[0]
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", " \n\t\n"])
+def test_qrels_without_lines_read_as_the_line_reader_reads_them(tmp_path, text):
+    path = tmp_path / "q.txt"
+    path.write_text(text)
+    assert io._qrels_fast(path, True) is None
+    pd.testing.assert_frame_equal(read_qrels(path, lines=True), io._read_qrels_lines(path, True))

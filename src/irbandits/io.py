@@ -124,8 +124,8 @@ def _table(path: Path, columns: list[str], numbered: bool = False) -> pa.Table |
 
 
 def _csv(data: bytes, delimiter: str, columns: list[str]) -> pa.Table | None:
-    """``data`` split at every ``delimiter``, as strings; None unless every line has ``len(columns)``
-    fields and no field is empty."""
+    """``data`` split at every ``delimiter``, as strings; None unless there are lines, every line has
+    ``len(columns)`` fields and no field is empty."""
     try:
         table = pcsv.read_csv(
             pa.py_buffer(data),  # threads pay off only over many of pyarrow's 1 MiB blocks
@@ -136,7 +136,7 @@ def _csv(data: bytes, delimiter: str, columns: list[str]) -> pa.Table | None:
         return None
     table = table.combine_chunks()
     empty = any(pc.min(pc.binary_length(column)).as_py() == 0 for column in table.columns)
-    return None if empty else table
+    return None if empty or table.num_rows == 0 else table
 
 
 def _finite(column: pa.ChunkedArray) -> np.ndarray | None:

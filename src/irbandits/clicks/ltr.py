@@ -334,7 +334,8 @@ def _svmlight(buf, fill, labels, features, qid_start, qid_end):
     pass (``fill=False``) checks the layout and counts documents and features; the second writes
     ``labels``, ``features`` and each document's qid as byte offsets. ``hard`` lists
     ``(document, column or -1 for the label, start, end)`` of the numbers :func:`_decimal` leaves to
-    ``float()``. Not ok: a line the line reader must judge (bad layout, a feature given twice)."""
+    ``float()``. Not ok: a line the line reader must judge (bad layout, a feature given twice), or,
+    filling, a feature past the columns of ``features``, returned as ``width`` for the caller to widen."""
     n, i, doc, width, with_qid = len(buf), 0, 0, 0, -1
     last = np.full(features.shape[1], -1, np.int64)
     hard, nh = np.empty((16, 4), np.int64), 0
