@@ -123,6 +123,7 @@ class Load:
         self.errors: Counter = Counter()
         self.acked: list[tuple[int, str, str, str]] = []   # (assessor, topic, left, right)
         self.answers = 0
+        self.cpu_killed = 0.0                               # CPU seconds of a server killed mid-run
 
 
 class Connection:
@@ -201,6 +202,7 @@ async def run_load(server: Server, tokens: list[tuple[int, str]], grade: dict, s
              for (aid, tok), rng in zip(tokens, rngs)]
     if kill_after is not None:
         await asyncio.sleep(kill_after)
+        load.cpu_killed = server.cpu_seconds()
         server.kill()
         await asyncio.to_thread(server.start)
     await asyncio.gather(*tasks)
@@ -257,7 +259,7 @@ def bench(db: str, args) -> list[dict]:
             load = asyncio.run(run_load(server, tokens, grade, args.seconds,
                                         args.seconds / 2 if scenario == "SIGKILL" else None))
             elapsed = time.time() - start
-            cpu = server.cpu_seconds() - (cpu if scenario == "steady" else 0)   # a restarted server counts from 0
+            cpu = load.cpu_killed - cpu + server.cpu_seconds()   # killed server's share + the restarted one's (from 0)
             client_cpu = time.process_time() - client_cpu
             row = dict(db=db.split(":")[0].split("+")[0], scenario=scenario, answers=load.answers,
                        answers_per_s=round(load.answers / elapsed, 1),

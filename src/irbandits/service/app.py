@@ -110,7 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """The service app for ``settings``: database migrated, campaigns rebuilt, routers mounted."""
     from irbandits.service import api, pages
     from irbandits.service.assign import Registry
-    from irbandits.service.auth import admin_hash
+    from irbandits.service.auth import AssessorCache, admin_hash
     from irbandits.service.db import make_engine, migrate, sessions
 
     settings = settings or Settings()
@@ -120,6 +120,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings, app.state.engine, app.state.sessions = settings, engine, sessions(engine)
     with app.state.sessions() as session:
         app.state.admin_hash, app.state.new_admin_token = admin_hash(session, settings.clock, settings.admin_token)
+    app.state.assessor_cache = AssessorCache(engine)
     app.state.campaigns = Registry.load(app.state.sessions, settings)
 
     @app.exception_handler(RequestValidationError)

@@ -20,6 +20,10 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 def make_engine(url: str, schema: str | None = None) -> Engine:
     """An engine for ``url``; SQLite gets WAL, synchronous=NORMAL, foreign keys and a busy timeout.
 
+    WAL with synchronous=NORMAL: a commit is in the WAL file (the OS's buffers) before the answer is
+    acknowledged, so it survives the server being killed; only a power loss or OS crash can lose the
+    last commits (FULL would fsync each commit for that). PostgreSQL keeps synchronous_commit on.
+
     ``schema`` (PostgreSQL only) becomes the connection's ``search_path``; it is created if missing.
     """
     if url.startswith("sqlite"):
