@@ -33,11 +33,17 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     settings = Settings(db_url=db, lease_seconds=lease, admin_token=os.environ.get("IRBANDITS_ADMIN_TOKEN") or None)
     app = create_app(settings)
+    links = {}
     if demo:
         from irbandits.service.demo import load_demo
 
-        load_demo(app)
+        links = load_demo(app)
     if app.state.new_admin_token:
         typer.echo(f"organiser token (shown once, only its hash is stored): {app.state.new_admin_token}")
-    typer.echo(f"irbandits serve: http://{host}:{port}/ on {settings.db_url.split('://')[0]}")
+    url = f"http://{host}:{port}"
+    typer.echo(f"irbandits serve: {url}/ on {settings.db_url.split('://')[0]}")
+    if demo:
+        typer.echo(f"organiser pages: {url}/admin (log in with the organiser token)")
+        for name, path in links.items():
+            typer.echo(f"assessor page, {name}: {url}{path}")
     uvicorn.run(app, host=host, port=port, workers=1, access_log=False, log_level="info")

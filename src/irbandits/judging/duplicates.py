@@ -19,8 +19,11 @@ from pathlib import Path
 from irbandits.errors import IrbanditsError
 
 
-def read_texts(path: str | Path) -> dict[str, str]:
-    """Read a ``docno<TAB>text`` file; a line without a tab or a docno given twice is an error."""
+def read_texts(path: str | Path, key: str = "docno") -> dict[str, str]:
+    """Read a ``docno<TAB>text`` file; a line without a tab or a docno given twice is an error.
+
+    ``key`` names the first column in messages (``topic`` for a ``topic<TAB>query`` file).
+    """
     path = Path(path)
     texts: dict[str, str] = {}
     try:
@@ -31,9 +34,9 @@ def read_texts(path: str | Path) -> dict[str, str]:
                     continue
                 docno, tab, text = line.partition("\t")
                 if not tab or not docno:
-                    raise IrbanditsError(f"{path}, line {number}: expected docno<TAB>text")
+                    raise IrbanditsError(f"{path}, line {number}: expected {key}<TAB>text")
                 if docno in texts:
-                    raise IrbanditsError(f"{path}, line {number}: docno {docno} is given twice")
+                    raise IrbanditsError(f"{path}, line {number}: {key} {docno} is given twice")
                 texts[docno] = text
     except (OSError, UnicodeDecodeError) as exc:
         raise IrbanditsError(f"{path}: cannot read ({exc})") from None

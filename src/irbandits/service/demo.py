@@ -1,7 +1,95 @@
-"""``irbandits serve --demo``: a small demo campaign (filled in with the pages)."""
+"""``irbandits serve --demo``: two small campaigns (preference and graded) on passages written for it.
+
+Three everyday questions with four short passages each: one answers well, one partly, one is on
+the subject without answering, one is off the mark. The preference campaign compares them in pairs
+(pools of four go straight to the top-k process's final phase: six pairs a topic); the graded one
+grades them in the order a pooling method picks from two small runs.
+"""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 
-def load_demo(app) -> None:
-    """Create the demo campaign in ``app`` unless it exists (not written yet: does nothing)."""
+from irbandits.service import api
+from irbandits.service.campaigns import check_campaign
+
+TOPICS = {
+    "1": "why does bread go stale",
+    "2": "how do bees find flowers",
+    "3": "what causes the seasons on earth",
+}
+TEXTS = {
+    "bread-a": "Bread goes stale mainly because of starch retrogradation. When bread is baked, starch granules "
+               "absorb water and lose their ordered structure. As the loaf cools and sits, the starch molecules "
+               "slowly line up again into crystals and push water out, so the crumb turns firm and crumbly even "
+               "if the bread has not lost much moisture. Warming stale bread briefly undoes part of this, which "
+               "is why toast or a few minutes in the oven makes yesterday's loaf soft again.",
+    "bread-b": "Stale bread is dry bread. Moisture moves from the soft inside of the loaf to the crust and then "
+               "into the air, so keeping bread in a closed bag slows the change. The crust, in turn, goes leathery "
+               "as it takes up water from the crumb.",
+    "bread-c": "Sourdough is one of the oldest ways of making bread rise. A starter of flour and water collects "
+               "wild yeasts and lactic acid bacteria, which produce gas and the sour taste. Bakers keep a starter "
+               "going for years by feeding it fresh flour every day or two.",
+    "bread-d": "Store bread at room temperature for a day or two, or freeze it in slices for longer. The "
+               "refrigerator is the worst place for it: loaves kept cold firm up several times faster than "
+               "loaves kept on the counter.",
+    "bees-a": "Bees find flowers with a mix of sight, smell and shared directions. Their eyes see ultraviolet "
+              "light, and many petals carry ultraviolet patterns that point to the nectar. Close up, scent guides "
+              "them to the right blossom. A forager that finds a rich patch returns to the hive and performs a "
+              "waggle dance: the angle of the run tells the others the direction relative to the sun, and its "
+              "length tells them the distance.",
+    "bees-b": "Many flowers have nectar guides: lines or spots, often visible only in ultraviolet, that lead an "
+              "insect towards the centre of the flower. Bees can see these marks because their colour vision is "
+              "shifted towards shorter wavelengths than ours.",
+    "bees-c": "A strong colony can gather more nectar than it needs, and the surplus becomes honey. Worker bees "
+              "add enzymes to the nectar and fan it with their wings until most of the water has evaporated, then "
+              "cap the cells with wax.",
+    "bees-d": "Bumblebees can sense the weak electric fields around flowers. A flower that was just visited "
+              "carries a changed charge for a short while, and experiments suggest bees use this to skip flowers "
+              "that another bee has already emptied.",
+    "seasons-a": "The seasons come from the tilt of the earth's axis, about 23.4 degrees from upright relative to "
+                 "its orbit. For part of the year the northern hemisphere leans towards the sun: sunlight arrives "
+                 "at a steeper angle and days are longer, so it is summer there and winter in the south. Six "
+                 "months later the situation is reversed.",
+    "seasons-b": "In summer the sun climbs higher in the sky and stays up longer, so each square metre of ground "
+                 "receives more energy over the day. In winter the same sunlight is spread over a larger area and "
+                 "a shorter day.",
+    "seasons-c": "The earth's orbit is an ellipse, but only slightly: the distance to the sun changes by about "
+                 "three percent over a year. The earth is in fact closest to the sun in early January, in the "
+                 "middle of the northern winter.",
+    "seasons-d": "Meteorologists divide the year into seasons of whole months: in the northern hemisphere, "
+                 "December, January and February are winter, and June, July and August are summer. Astronomical "
+                 "seasons start at the solstices and equinoxes instead.",
+}
+GRADES = {"a": 3, "b": 2, "c": 1, "d": 1}
+DOCS = {"1": "bread", "2": "bees", "3": "seasons"}
+
+
+def _qrels() -> str:
+    return "".join(f"{t} 0 {d}-{x} {g}\n" for t, d in DOCS.items() for x, g in GRADES.items())
+
+
+def _run(name: str, order: str) -> str:
+    return "".join(f"{t} Q0 {d}-{x} {r} {10 - r} {name}\n" for t, d in DOCS.items() for r, x in enumerate(order, 1))
+
+
+CAMPAIGNS = {
+    "Demo: which passage answers better?": dict(kind="preference", qrels=_qrels(), options={"seed": 1}),
+    "Demo: how relevant is this passage?": dict(kind="graded", runs={"bm25": _run("bm25", "bcad"),
+                                                                     "dense": _run("dense", "abdc")},
+                                               options={"depth": 4}),
+}
+
+
+def load_demo(app) -> dict[str, str]:
+    """Create the demo campaigns in ``app`` (once) and a new assessor on each; returns name -> page path."""
+    registry = app.state.campaigns
+    existing = {runtime.name: runtime.id for runtime in registry.campaigns.values()}
+    request = SimpleNamespace(app=app)  # the API's functions only read request.app.state
+    links = {}
+    for name, fields in CAMPAIGNS.items():
+        cid = existing.get(name)
+        if cid is None:
+            cid = registry.create(check_campaign(dict(name=name, topics=TOPICS, texts=TEXTS, **fields))).id
+        links[name] = api.add_assessor(cid, api.AssessorIn(name="demo assessor"), request)["url"]
+    return links

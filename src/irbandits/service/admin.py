@@ -1,0 +1,173 @@
+"""The organiser pages ``/admin``: login, campaigns, the creation form, the dashboard, downloads.
+
+They sit on the same domain functions as the JSON API (:mod:`irbandits.service.api`): the session
+cookie (:mod:`irbandits.service.websession`) stands in for the organiser's Bearer token. Every POST
+carries the session's CSRF token; an assessor token opens nothing here.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
+from sqlalchemy import select
+
+from irbandits.errors import IrbanditsError
+from irbandits.service import api
+from irbandits.service.auth import token_hash
+from irbandits.service.campaigns import KINDS, OPTIONS, check_campaign
+from irbandits.service.models import Assessor, Judgment
+from irbandits.service.pages import render
+from irbandits.service.uploads import campaign_body
+from irbandits.service.websession import (check_csrf, csrf_token, end_session, login_nonce, require_session,
+                                          set_login_cookie, start_session)
+
+router = APIRouter(prefix="/admin", include_in_schema=False)
+PLOT_POINTS = 240
+
+
+# ----- login -------------------------------------------------------------------------------------
+def _login_page(request: Request, error: str = "", status_code: int = 200) -> HTMLResponse:
+    nonce = login_nonce(request)
+    response = render("admin_login.html", status_code, csrf=csrf_token(request, nonce, "login"), error=error)
+    set_login_cookie(response, nonce)
+    return response
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request) -> HTMLResponse:
+    return _login_page(request)
+
+
+@router.post("/login", response_class=HTMLResponse)
+async def login(request: Request) -> HTMLResponse:
+    form = await request.form()
+    check_csrf(request, form, request.cookies.get("irbandits_login"), "login")
+    token = str(form.get("token", "")).strip()
+    if not hmac.compare_digest(token_hash(token), request.app.state.admin_hash):
+        with request.app.state.sessions() as session:
+            assessor = session.scalars(select(Assessor.id).where(Assessor.token_hash == token_hash(token))).first()
+        message = ("this is an assessor token: the organiser pages need the organiser token" if assessor is not None
+                   else "unknown token: use the organiser token (IRBANDITS_ADMIN_TOKEN, or printed at first start)")
+        return _login_page(request, message, 403 if assessor is not None else 401)
+    response = RedirectResponse("/admin", status_code=303)
+    start_session(request, response)
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, nonce: str = Depends(require_session)) -> RedirectResponse:
+    check_csrf(request, await request.form(), nonce)
+    response = RedirectResponse("/admin/login", status_code=303)
+    end_session(response)
+    return response
+
+
+# ----- campaigns ---------------------------------------------------------------------------------
+@router.get("", response_class=HTMLResponse)
+def campaign_list(request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
+    campaigns = [runtime.progress() for runtime in api.registry(request).campaigns.values()]
+    return render("admin_campaigns.html", csrf=csrf_token(request, nonce), campaigns=campaigns)
+
+
+def _form_page(request: Request, nonce: str, values: dict[str, Any], error: str = "",
+               status_code: int = 200) -> HTMLResponse:
+    fields = {kind: [(f"{kind}.{p.name}", p.name, p.description, _placeholder(p.default)) for p in params]
+              for kind, params in OPTIONS.items()}
+    return render("admin_new.html", status_code, csrf=csrf_token(request, nonce), kinds=KINDS, options=fields,
+                  values=values, error=error)
+
+
+def _placeholder(default: Any) -> str:
+    """An option's default as the form shows it (empty field = default)."""
+    if default is None:
+        return "(none)"
+    return ", ".join(map(str, default)) if isinstance(default, list) else str(default)
+
+
+@router.get("/campaigns/new", response_class=HTMLResponse)
+def new_campaign_form(request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
+    return _form_page(request, nonce, {"kind": "preference"})
+
+
+@router.post("/campaigns", response_class=HTMLResponse)
+async def create_campaign(request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
+    form = await request.form()
+    check_csrf(request, form, nonce)
+    try:
+        body = await campaign_body(form)
+        runtime = api.registry(request).create(check_campaign(body))
+    except IrbanditsError as exc:
+        values = {k: v for k, v in form.multi_items() if isinstance(v, str) and k != "csrf"}
+        return _form_page(request, nonce, values, str(exc), 422)
+    return RedirectResponse(f"/admin/campaigns/{runtime.id}", status_code=303)
+
+
+def _dashboard(request: Request, cid: int, nonce: str, new_link: dict | None = None,
+               status_code: int = 200) -> HTMLResponse:
+    return render("admin_campaign.html", status_code, csrf=csrf_token(request, nonce), stats=campaign_stats(cid, request),
+                  new_link=new_link, base=str(request.base_url).rstrip("/"))
+
+
+@router.get("/campaigns/{cid}", response_class=HTMLResponse)
+def dashboard(cid: int, request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
+    return _dashboard(request, cid, nonce)
+
+
+@router.post("/campaigns/{cid}/assessors", response_class=HTMLResponse)
+async def add_assessor(cid: int, request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
+    """Add an assessor and show their link once (only the token's hash is stored)."""
+    form = await request.form()
+    check_csrf(request, form, nonce)
+    name = str(form.get("name", "")).strip()
+    if not 1 <= len(name) <= 200:
+        raise HTTPException(422, "assessor name: give 1 to 200 characters")
+    made = api.add_assessor(cid, api.AssessorIn(name=name), request)
+    return _dashboard(request, cid, nonce, dict(name=name, url=made["url"]), 201)
+
+
+@router.get("/campaigns/{cid}/stats.json")
+def stats(cid: int, request: Request, nonce: str = Depends(require_session)) -> dict:
+    """What the dashboard's script refreshes: progress, assessors, judgments per hour, the plot's points."""
+    return campaign_stats(cid, request)
+
+
+def campaign_stats(cid: int, request: Request) -> dict[str, Any]:
+    """Progress of campaign ``cid`` with its assessors, judgments per hour and cumulative judgments."""
+    progress = api.registry(request).get(cid).progress()
+    with request.app.state.sessions() as session:
+        times = list(session.scalars(select(Judgment.created_at).where(Judgment.campaign_id == cid)
+                                     .order_by(Judgment.id)))
+    now = request.app.state.settings.clock()
+    hours: dict[int, int] = {}
+    for t in times:
+        hours[int(t // 3600)] = hours.get(int(t // 3600), 0) + 1
+    step = max(1, len(times) // PLOT_POINTS)
+    series = [[times[i], i + 1] for i in range(step - 1, len(times), step)]
+    if times and series[-1][1] != len(times):
+        series.append([times[-1], len(times)])
+    return dict(progress, assessors=api.list_assessors(cid, request), now=now,
+                last_hour=sum(1 for t in times if t > now - 3600),
+                per_hour=[dict(hour=time.strftime("%Y-%m-%d %H:00 UTC", time.gmtime(h * 3600)), judgments=n)
+                          for h, n in sorted(hours.items(), reverse=True)[:24]],
+                series=series)
+
+
+# ----- downloads ---------------------------------------------------------------------------------
+def _download(text: str, filename: str) -> PlainTextResponse:
+    return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{filename}"',
+                                            "Cache-Control": "no-store"})
+
+
+@router.get("/campaigns/{cid}/judgments.txt")
+def download_judgments(cid: int, request: Request, nonce: str = Depends(require_session)) -> PlainTextResponse:
+    return _download(api.export_judgments(cid, request), f"campaign-{cid}-judgments.txt")
+
+
+@router.get("/campaigns/{cid}/qrels.txt")
+def download_qrels(cid: int, request: Request, best: bool = False,
+                   nonce: str = Depends(require_session)) -> PlainTextResponse:
+    return _download(api.export_qrels(cid, request, best), f"campaign-{cid}-{'best-' if best else ''}qrels.txt")

@@ -1,0 +1,92 @@
+"""The service's web pages: the assessor page ``/a/TOKEN``, static files, security headers.
+
+:func:`install` mounts everything the pages need on the app (``create_app`` calls it last): the
+assessor page and its progress route (here), the organiser pages (:mod:`irbandits.service.admin`),
+``/static`` and a middleware that sets the Content-Security-Policy and friends on every response.
+
+The assessor page is a shell: ``static/assessor.js`` reads the token from the page's own URL and
+calls the JSON API (``/api/next``, ``/api/tasks/{TID}/answer``, ``/api/me``) on the same origin with
+it as a Bearer token. The HTML never contains the token; ``Referrer-Policy: no-referrer`` keeps the
+URL from leaving the site; the request log masks ``/a/TOKEN`` (:func:`irbandits.service.app.masked`).
+Every text is escaped: Jinja2 autoescaping on the server, ``textContent`` in the scripts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, FileSystemLoader
+from sqlalchemy import select
+
+from irbandits.service.auth import Assessed, require_assessor, token_hash
+from irbandits.service.models import Assessor
+
+HERE = Path(__file__).parent
+TEMPLATES = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, trim_blocks=True,
+                        lstrip_blocks=True)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+GRADE_LABELS = {0: "Irrelevant", 1: "Related", 2: "Highly relevant", 3: "Perfectly relevant"}
+
+router = APIRouter()
+
+
+def render(name: str, status_code: int = 200, **context) -> HTMLResponse:
+    """The template ``name`` rendered (autoescaped) as a page nobody caches."""
+    return HTMLResponse(TEMPLATES.get_template(name).render(**context), status_code=status_code,
+                        headers={"Cache-Control": "no-store"})
+
+
+def install(app: FastAPI) -> None:
+    """Add the pages, ``/static`` and the security headers to the service ``app``."""
+    from irbandits.service import admin
+    from irbandits.service.websession import load_secret
+
+    app.state.web_secret = load_secret(app.state.sessions, app.state.settings.clock)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.include_router(router)
+    app.include_router(admin.router)
+
+    @app.middleware("http")
+    async def _security_headers(request: Request, call_next):
+        response = await call_next(request)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+
+@router.get("/", include_in_schema=False)
+def home() -> RedirectResponse:
+    return RedirectResponse("/admin", status_code=303)
+
+
+@router.get("/a/{token}", response_class=HTMLResponse, include_in_schema=False)
+def assessor_page(token: str, request: Request) -> HTMLResponse:
+    """The assessor page of a valid, unrevoked assessor token; a 404 page otherwise."""
+    with request.app.state.sessions() as session:
+        who = session.scalars(select(Assessor).where(Assessor.token_hash == token_hash(token))).first()
+    runtime = None if who is None or who.revoked else request.app.state.campaigns.campaigns.get(who.campaign_id)
+    if runtime is None:
+        return render("invalid_link.html", 404)
+    grades = runtime.judge.grades if runtime.kind == "graded" else []
+    return render("assessor.html", campaign=runtime.name, kind=runtime.kind,
+                  grades=[(g, GRADE_LABELS.get(g) if grades == [0, 1, 2, 3] else None) for g in grades])
+
+
+@router.get("/api/me")
+def my_progress(request: Request, who: Assessed = Depends(require_assessor)) -> dict:
+    """The assessor page's progress line: this assessor's answers and the campaign's finished topics."""
+    registry = request.app.state.campaigns
+    progress = registry.get(who.campaign_id).progress()
+    return dict(name=who.name, answered=registry.judgment_counts(who.campaign_id).get(who.id, 0),
+                topics=len(progress["topics"]), topics_done=sum(t["done"] for t in progress["topics"]),
+                done=progress["done"])

@@ -1,0 +1,108 @@
+// Organiser pages: the creation form's kind switch, copy buttons, and the dashboard's live numbers and plot
+// (refreshed every 5 seconds from /admin/campaigns/CID/stats.json). Texts are set with textContent.
+"use strict";
+(() => {
+  const SVG = "http://www.w3.org/2000/svg";
+
+  // ----- creation form: show the options of the chosen kind -----
+  const form = document.getElementById("new-campaign");
+  if (form) {
+    const sync = () => {
+      const kind = form.querySelector("input[name=kind]:checked").value;
+      form.querySelectorAll(".kind-options").forEach((f) => { f.hidden = f.dataset.kind !== kind; });
+    };
+    form.querySelectorAll("input[name=kind]").forEach((r) => r.addEventListener("change", sync));
+    sync();
+  }
+
+  // ----- copy buttons -----
+  document.querySelectorAll("button.copy").forEach((button) => button.addEventListener("click", async () => {
+    const input = document.getElementById(button.dataset.copy);
+    input.select();
+    try { await navigator.clipboard.writeText(input.value); } catch (e) { document.execCommand("copy"); }
+    button.textContent = "Copied";
+  }));
+
+  // ----- dashboard -----
+  const dashboard = document.getElementById("dashboard");
+  if (!dashboard) return;
+  // after "add assessor" the page is the POST's answer: make a reload a plain GET (the link is shown once)
+  history.replaceState(null, "", dashboard.dataset.page);
+
+  function el(name, attrs, text) {
+    const node = document.createElementNS(SVG, name);
+    Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, v));
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function clock(t) {
+    return new Date(t * 1000).toISOString().slice(11, 16);
+  }
+
+  function plot(series, now) {
+    const svg = document.getElementById("plot");
+    svg.replaceChildren();
+    const W = 900, H = 200, L = 44, R = 10, T = 10, B = 24;
+    if (!series.length) return;
+    const t0 = series[0][0], t1 = Math.max(now, series[series.length - 1][0], t0 + 60);
+    const n = series[series.length - 1][1];
+    const x = (t) => L + (W - L - R) * (t - t0) / (t1 - t0);
+    const y = (v) => H - B - (H - B - T) * v / n;
+    let d = `M${x(t0)},${y(0)}`;
+    series.forEach(([t, v]) => { d += ` L${x(t).toFixed(1)},${y(v).toFixed(1)}`; });
+    d += ` L${x(t1).toFixed(1)},${y(n).toFixed(1)}`;
+    svg.append(el("path", { class: "area", d: `${d} L${x(t1)},${y(0)} Z` }));
+    svg.append(el("path", { class: "line", d }));
+    svg.append(el("line", { class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B }));
+    svg.append(el("line", { class: "axis", x1: L, y1: T, x2: L, y2: H - B }));
+    svg.append(el("text", { x: L - 6, y: y(n) + 4, "text-anchor": "end" }, String(n)));
+    svg.append(el("text", { x: L - 6, y: H - B + 4, "text-anchor": "end" }, "0"));
+    svg.append(el("text", { x: L, y: H - 6 }, clock(t0) + " UTC"));
+    svg.append(el("text", { x: W - R, y: H - 6, "text-anchor": "end" }, clock(t1)));
+  }
+
+  function rows(tbody, items, key, cells) {
+    const byKey = new Map(Array.from(tbody.rows).map((r) => [r.dataset[key], r]));
+    items.forEach((item) => {
+      const row = byKey.get(String(item[key === "assessor" ? "id" : "topic"]));
+      if (row) cells(row, item);
+    });
+  }
+
+  async function refresh() {
+    try {
+      const r = await fetch(dashboard.dataset.stats, { cache: "no-store", credentials: "same-origin" });
+      if (!r.ok) return;
+      const s = await r.json();
+      document.getElementById("judgments").textContent = s.judgments;
+      document.getElementById("last-hour").textContent = s.last_hour;
+      document.getElementById("topics-done").textContent = s.topics.filter((t) => t.done).length;
+      document.getElementById("state").textContent = s.done ? "done" : "running";
+      document.getElementById("state").classList.toggle("done", s.done);
+      document.getElementById("plot-note").textContent = s.series.length ? "" : "No judgment yet.";
+      rows(document.querySelector("#topics tbody"), s.topics, "topic", (row, t) => {
+        row.cells[1].textContent = t.judgments;
+        row.cells[2].textContent = t.done ? "done" : "open";
+      });
+      rows(document.querySelector("#assessors tbody"), s.assessors, "assessor", (row, a) => {
+        row.cells[1].textContent = a.judgments;
+      });
+      const hours = document.querySelector("#per-hour tbody");
+      hours.replaceChildren(...s.per_hour.map((h) => {
+        const tr = document.createElement("tr");
+        [h.hour, h.judgments].forEach((v, i) => {
+          const td = document.createElement("td");
+          td.textContent = v;
+          if (i) td.className = "num";
+          tr.append(td);
+        });
+        return tr;
+      }));
+      plot(s.series, s.now);
+    } catch (e) { /* the next refresh tries again */ }
+  }
+
+  refresh();
+  setInterval(refresh, 5000);
+})();

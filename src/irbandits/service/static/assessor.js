@@ -1,0 +1,143 @@
+// The assessor page: fetch the next task, show it, send the answer; keyboard first.
+// The token is read from this page's URL (/a/TOKEN) and sent only to this origin's /api/.
+// Texts are set with textContent, never parsed as HTML.
+"use strict";
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const token = decodeURIComponent(location.pathname.split("/")[2] || "");
+  const kind = $("app").dataset.kind;
+  const texts = Array.from(document.querySelectorAll(".item .text"));
+  const buttons = Array.from(document.querySelectorAll("button.answer"));
+  let task = null;      // the task shown now
+  let clientId = null;  // one per task: a repeated or retried answer is recorded once
+  let busy = false;     // an answer or a fetch is on its way: keys and clicks wait
+  let timer = null;
+
+  function newClientId() {
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  function api(path, options = {}) {
+    return fetch(path, {
+      ...options, cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer",
+      headers: { Authorization: "Bearer " + token, ...(options.headers || {}) },
+    });
+  }
+
+  function say(text, bad = false) {
+    $("status").textContent = text;
+    $("status").classList.toggle("bad", bad);
+  }
+
+  function show(part) {
+    $("loading").hidden = true;
+    $("task").hidden = part !== "task";
+    $("idle").hidden = part !== "idle";
+  }
+
+  async function detail(response) {
+    try { return (await response.json()).detail || response.statusText; } catch (e) { return response.statusText; }
+  }
+
+  async function refreshProgress() {
+    try {
+      const r = await api("/api/me");
+      if (!r.ok) return;
+      const me = await r.json();
+      $("progress").textContent = `${me.answered} answered · ${me.topics_done} of ${me.topics} topics finished`;
+      if (me.done) {
+        $("idle-title").textContent = "All done";
+        $("idle-why").textContent = "The campaign is finished. Thank you!";
+        $("again").hidden = true;
+      }
+    } catch (e) { /* progress is a nicety; the task flow reports connection problems */ }
+  }
+
+  function render(next) {
+    task = next;
+    clientId = newClientId();
+    $("task").dataset.task = next.task;
+    $("query").textContent = next.query;
+    next.items.forEach((item, i) => {
+      texts[i].textContent = item.text;
+      texts[i].scrollTop = 0;
+    });
+    buttons.forEach((b) => { b.classList.remove("pressed"); b.disabled = false; });
+    show("task");
+    window.scrollTo(0, 0);
+  }
+
+  async function loadNext() {
+    clearTimeout(timer);
+    busy = true;
+    try {
+      const r = await api("/api/next");
+      if (r.status === 204) {
+        task = null;
+        show("idle");
+        timer = setTimeout(loadNext, 20000);
+      } else if (r.ok) {
+        render(await r.json());
+      } else {
+        task = null;
+        show("idle");
+        say(r.status === 401 ? "This link is not valid any more. Ask the organiser for a new one."
+                             : `The server refused: ${await detail(r)}`, true);
+        return;
+      }
+      say("");
+    } catch (e) {
+      say("Cannot reach the server; trying again in a few seconds…", true);
+      timer = setTimeout(loadNext, 5000);
+    } finally {
+      busy = false;
+    }
+    refreshProgress();
+  }
+
+  async function answer(value) {
+    if (!task || busy) return;
+    busy = true;
+    const pressed = buttons.find((b) => b.dataset.answer === String(value));
+    if (pressed) pressed.classList.add("pressed");
+    buttons.forEach((b) => { b.disabled = true; });
+    try {
+      const r = await api(`/api/tasks/${task.task}/answer`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ answer: value, client_id: clientId }),
+      });
+      if (r.status === 409 || r.status === 404) {
+        say("That task had expired and went to someone else; here is a new one.");
+      } else if (!r.ok) {
+        say(`Not recorded: ${await detail(r)}`, true);
+        buttons.forEach((b) => { b.disabled = false; b.classList.remove("pressed"); });
+        busy = false;
+        return;
+      }
+    } catch (e) {
+      say("Not sent: no connection. Press again to retry (it will be recorded once).", true);
+      buttons.forEach((b) => { b.disabled = false; b.classList.remove("pressed"); });
+      busy = false;
+      return;
+    }
+    busy = false;
+    await loadNext();
+  }
+
+  const keys = kind === "preference"
+    ? { "1": "left", ArrowLeft: "left", "2": "right", ArrowRight: "right" }
+    : Object.fromEntries(buttons.map((b) => [b.dataset.answer, Number(b.dataset.answer)]));
+
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
+    if (!(e.key in keys)) return;
+    e.preventDefault();
+    answer(keys[e.key]);
+  });
+  buttons.forEach((b) => b.addEventListener("click", () => answer(keys[b.dataset.answer] ?? b.dataset.answer)));
+  $("again").addEventListener("click", loadNext);
+  loadNext();
+})();
