@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from irbandits import cli_clicks, cli_judge, cli_serve
+from irbandits import cli_clicks, cli_experiment, cli_judge, cli_serve
 from irbandits.cli_evaluate import compare_measures, evaluate
 from irbandits.cli_pool import pool_app
 from irbandits.cli_reproduce import reproduce
@@ -137,6 +137,7 @@ app.add_typer(reproduce, name="reproduce")
 app.command()(cli_clicks.matrix)
 app.add_typer(cli_judge.app, name="judge")
 app.command()(cli_serve.serve)
+app.command("experiment-replay")(cli_experiment.experiment_replay)
 
 
 def main() -> None:
