@@ -122,6 +122,9 @@ def vote(iid: int, body: VoteIn, request: Request, allowed: int | None = Depends
 
 
 def install(app) -> None:
-    """Rebuild every experiment from its log and mount these routes on ``app``."""
+    """Rebuild every experiment from its log and mount these routes and the experiment pages on ``app``."""
+    from irbandits.service import admin_experiments
+
     app.state.experiments = Experiments.load(app.state.sessions, app.state.settings)
     app.include_router(router)
+    app.include_router(admin_experiments.router)
