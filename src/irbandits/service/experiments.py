@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 from fastapi import HTTPException
-from sqlalchemy import insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Engine
 
 from irbandits.clicks.interleaving import Interleaved, encode, get_method, interleave
@@ -49,6 +49,10 @@ from irbandits.service.settings import Settings
 
 COMPARISONS = ("team-draft", "balanced", "probabilistic", "probabilistic-assignment")
 _INTERLEAVE, _COIN = 1, 2   # spawn keys of an impression's generators
+# the hot-path statements, built once (SQLAlchemy then compiles each once; values are bound per call)
+_NEW_IMPRESSION = insert(Impression)
+_SHOW = update(Impression).where(Impression.id == bindparam("iid")).values(shown=bindparam("shown"))
+_NEW_OUTCOME = insert(Outcome)
 
 
 def algorithm_seed(seed: int) -> np.random.SeedSequence:
@@ -232,8 +236,8 @@ class ExperimentRuntime:
             c, d, seq = self._select()
             expires = now + self.settings.lease_seconds
             with self.engine.begin() as conn:
-                iid = conn.execute(insert(Impression).values(experiment_id=self.id, seq=seq, c=c, d=d, issued_at=now,
-                                                             expires_at=expires)).inserted_primary_key[0]
+                iid = conn.execute(_NEW_IMPRESSION, dict(experiment_id=self.id, seq=seq, c=c, d=d, issued_at=now,
+                                                         expires_at=expires)).inserted_primary_key[0]
             imp = self.open[iid] = Open(iid, seq, c, d, expires)
         return imp, [self.rankers[c], self.rankers[d]]
 
@@ -265,8 +269,7 @@ class ExperimentRuntime:
             raise HTTPException(409, f"impression {iid} already has its list")
         il = interleave(self.comparison, lists[a], lists[b], rng=impression_rng(self.seed, _INTERLEAVE, imp.seq))
         with self.engine.begin() as conn:
-            conn.execute(update(Impression).where(Impression.id == iid)
-                         .values(shown=stored_interleaving(il, list(lists[a]), list(lists[b]))))
+            conn.execute(_SHOW, dict(iid=iid, shown=stored_interleaving(il, list(lists[a]), list(lists[b]))))
         imp.shown = il
         return il.shown.tolist()
 
@@ -295,9 +298,8 @@ class ExperimentRuntime:
             c_won = bool(uniform(impression_rng(self.seed, _COIN, imp.seq)) < 0.5 * (1.0 + credit))
             winner = None if credit == 0 else self.rankers[imp.c if credit > 0 else imp.d]
             with self.engine.begin() as conn:
-                conn.execute(insert(Outcome).values(experiment_id=self.id, impression_id=iid, seq=self.seq + 1,
-                                                    kind=kind, winner=winner, credit=credit, c_won=c_won,
-                                                    created_at=now))
+                conn.execute(_NEW_OUTCOME, dict(experiment_id=self.id, impression_id=iid, seq=self.seq + 1, kind=kind,
+                                                winner=winner, credit=credit, c_won=c_won, created_at=now))
             del self.open[iid]
             self._apply(imp.c, imp.d, credit, c_won, now)
 
