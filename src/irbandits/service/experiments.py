@@ -95,20 +95,20 @@ def impression_rng(seed: int, purpose: int, seq: int) -> np.ndarray:
 def settled(algo: DuelingAlgorithm) -> tuple[bool, int]:
     """Whether the recommendation is settled, and how many arms are left.
 
-    Settled: one arm is left (a merge algorithm's batches, ``info[1]`` alive arms), or the
+    Settled: one arm is left (the batches of a merge algorithm: ``info[1]`` alive arms), or the
     algorithm's confidence bounds separate it: ``l_rj > 1/2`` against every other arm j, with the
     bounds of :mod:`irbandits.dueling.bounds` (its ``alpha``, default 0.51, and ``log(t + C)``).
     """
     from irbandits.dueling.bounds import lcb
 
     st = dict(zip(algo._names, algo._st))
-    left = int(st["info"][1]) if "info" in st else algo.K
+    left = int(st["info"][1]) if "bstart" in st else algo.K
     if left == 1:
         return True, 1
     params = algo.param_values
     alpha = float(params.get("alpha") or 0.51)
     log_t = math.log(max(algo.t + float(params.get("C") or 0.0), 1.0))
-    r, W = algo.recommend(), st["W"].astype(np.float64)
+    r, W = algo.recommend(), algo.wins.astype(np.float64)
     return all(lcb(W, r, j, log_t, alpha) > 0.5 for j in range(algo.K) if j != r), left
 
 
