@@ -9,7 +9,9 @@ the 53-topic DL-2021 campaign (``assessors_per_pair`` 3, so that there is work f
 loads of ``--seconds`` each with ``--assessors`` concurrent assessors (asyncio + httpx, one connection
 each; an assessor answers from the qrels grades):
 
-- ``steady``: answers/s, p50 / p99 latency of ``GET /api/next`` and ``POST /api/tasks/T/answer``, errors;
+- ``steady``: answers/s, p50 / p99 latency of ``GET /api/next`` and ``POST /api/tasks/T/answer``, errors,
+  and the CPU time the server and the clients spent per answer (on a shared machine the rate depends on
+  what else runs; the CPU per answer much less);
 - ``SIGKILL``: the same, with the server killed by SIGKILL half-way and started again on the same
   database; clients retry what failed (an answer with the same ``client_id``). Afterwards every
   acknowledged answer must be in the judgments export exactly once, and the process state that a
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -84,6 +87,11 @@ class Server:
                 time.sleep(0.1)
         raise SystemExit(f"the server did not start; see {self.tmp / 'server.log'}")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used so far (Linux ``/proc``)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
@@ -117,38 +125,71 @@ class Load:
         self.answers = 0
 
 
+class Connection:
+    """A minimal HTTP/1.1 keep-alive client on asyncio streams: the clients must not need more CPU than
+    the server they measure (httpx spends about twice the server's time per request)."""
+
+    def __init__(self, port: int, token: str):
+        self.port, self.token, self.reader, self.writer = port, token, None, None
+
+    async def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        data = json.dumps(body).encode() if body is not None else b""
+        self.writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {self.token}\r\n"
+                          f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+        try:
+            await self.writer.drain()
+            status = int((await self.reader.readline()).split()[1])
+            length = 0
+            while (line := await self.reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.partition(b":")
+                if name.lower() == b"content-length":
+                    length = int(value)
+            return status, await self.reader.readexactly(length)
+        except (OSError, IndexError, ValueError, asyncio.IncompleteReadError):
+            self.writer.close()
+            self.writer = None
+            raise ConnectionError("the server closed the connection")
+
+
 async def assessor(server: Server, token: str, aid: int, grade: dict, load: Load, stop: float, rng) -> None:
-    headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=10) as http:
-        task, client_id = None, None
-        while time.time() < stop:
-            try:
-                if task is None:
-                    t0 = time.perf_counter()
-                    r = await http.get("/api/next")
-                    load.lat["next"].append(time.perf_counter() - t0)
-                    if r.status_code == 204:
-                        await asyncio.sleep(0.05)
-                        continue
-                    if r.status_code != 200:
-                        load.errors[f"next {r.status_code}"] += 1
-                        continue
-                    task, client_id = r.json(), uuid.uuid4().hex
-                left, right = (i["docno"] for i in task["items"])
-                gl, gr = grade[task["topic"], left], grade[task["topic"], right]
-                answer = "left" if gl > gr or (gl == gr and rng.random() < 0.5) else "right"
+    http = Connection(server.port, token)
+    task, client_id = None, None
+    while time.time() < stop:
+        try:
+            if task is None:
                 t0 = time.perf_counter()
-                r = await http.post(f"/api/tasks/{task['task']}/answer", json={"answer": answer, "client_id": client_id})
-                load.lat["answer"].append(time.perf_counter() - t0)
-                if r.status_code == 200:
-                    load.acked.append((aid, task["topic"], left, right))
-                    load.answers += 1
-                else:
-                    load.errors[f"answer {r.status_code}"] += 1
-                task = None
-            except httpx.TransportError as exc:   # the server is down (SIGKILL): retry the same request
-                load.errors[f"unavailable ({type(exc).__name__})"] += 1
-                await asyncio.sleep(0.1)
+                status, body = await asyncio.wait_for(http.request("GET", "/api/next"), 10)
+                load.lat["next"].append(time.perf_counter() - t0)
+                if status == 204:
+                    await asyncio.sleep(0.05)
+                    continue
+                if status != 200:
+                    load.errors[f"next {status}"] += 1
+                    continue
+                task, client_id = json.loads(body), uuid.uuid4().hex
+            left, right = (i["docno"] for i in task["items"])
+            gl, gr = grade[task["topic"], left], grade[task["topic"], right]
+            answer = "left" if gl > gr or (gl == gr and rng.random() < 0.5) else "right"
+            t0 = time.perf_counter()
+            status, _ = await asyncio.wait_for(http.request("POST", f"/api/tasks/{task['task']}/answer",
+                                                            {"answer": answer, "client_id": client_id}), 10)
+            load.lat["answer"].append(time.perf_counter() - t0)
+            if status == 200:
+                load.acked.append((aid, task["topic"], left, right))
+                load.answers += 1
+            else:
+                load.errors[f"answer {status}"] += 1
+            task = None
+        except (ConnectionError, asyncio.TimeoutError) as exc:   # the server is down (SIGKILL): retry the same request
+            load.errors[f"unavailable ({type(exc).__name__})"] += 1
+            if http.writer is not None:
+                http.writer.close()
+                http.writer = None
+            await asyncio.sleep(0.1)
+    if http.writer is not None:
+        http.writer.close()
 
 
 async def run_load(server: Server, tokens: list[tuple[int, str]], grade: dict, seconds: float,
@@ -212,14 +253,18 @@ def bench(db: str, args) -> list[dict]:
             for i in range(args.assessors):
                 r = httpx.post(f"{server.url}/api/campaigns/{cid}/assessors", json={"name": f"a{i}"}, headers=admin())
                 tokens.append((r.json()["id"], r.json()["token"]))
-            start = time.time()
+            start, cpu, client_cpu = time.time(), server.cpu_seconds(), time.process_time()
             load = asyncio.run(run_load(server, tokens, grade, args.seconds,
                                         args.seconds / 2 if scenario == "SIGKILL" else None))
             elapsed = time.time() - start
+            cpu = server.cpu_seconds() - (cpu if scenario == "steady" else 0)   # a restarted server counts from 0
+            client_cpu = time.process_time() - client_cpu
             row = dict(db=db.split(":")[0].split("+")[0], scenario=scenario, answers=load.answers,
                        answers_per_s=round(load.answers / elapsed, 1),
                        next_p50_ms=pct(load.lat["next"], 50), next_p99_ms=pct(load.lat["next"], 99),
                        answer_p50_ms=pct(load.lat["answer"], 50), answer_p99_ms=pct(load.lat["answer"], 99),
+                       server_cpu_ms_per_answer=round(1000 * cpu / max(load.answers, 1), 2),
+                       client_cpu_ms_per_answer=round(1000 * client_cpu / max(load.answers, 1), 2),
                        errors=dict(load.errors) or 0)
             if scenario == "SIGKILL":
                 row.update(check_after_crash(server, cid, load))

@@ -242,6 +242,20 @@ def test_reload_shows_the_same_pair_and_a_retried_answer_is_recorded_once(live, 
     expect(page.locator("#progress")).to_contain_text("1 answered")
 
 
+def test_an_answer_after_the_lease_expired_is_refused_and_the_page_moves_on(live, watched, settings):
+    cid = live.campaign(**preference())
+    watch = watched()
+    page = watch.page
+    page.goto(live.assessor(cid))
+    task, _ = shown(page)
+    settings.clock.now += settings.lease_seconds + 1      # the assessor left the page open too long
+    page.keyboard.press("2")
+    expect(page.locator("#status")).to_contain_text("expired")
+    assert shown(page)[0] != task
+    assert len(watch.errors) == 1 and "409 (Conflict)" in watch.errors.pop()
+    assert live.api.get(f"/api/campaigns/{cid}/judgments").text == ""
+
+
 def test_organiser_creates_a_campaign_with_the_form_and_sees_the_answers(live, watched):
     body = preference(items=4, topics=2)
     admin = watched().page

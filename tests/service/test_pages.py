@@ -41,7 +41,8 @@ def upload_form(csrf: str, body: dict, **extra) -> tuple[dict, list]:
     else:
         files += [("runs", (name, text.encode())) for name, text in body["runs"].items()]
     data = {"csrf": csrf, "name": body["name"], "kind": body["kind"],
-            **{f"{body['kind']}.{k}": str(v) for k, v in body["options"].items()}, **extra}
+            **{f"{body['kind']}.{k}": ", ".join(map(str, v)) if isinstance(v, list) else str(v)
+               for k, v in body["options"].items()}, **extra}
     return data, files
 
 
@@ -132,7 +133,7 @@ def test_unknown_or_revoked_link_gets_a_404_page(service):
 def test_form_creates_the_campaign_the_api_would(service, kind):
     from .test_api import graded_body
 
-    body = preference_body() if kind == "preference" else graded_body()
+    body = preference_body() if kind == "preference" else graded_body(grades=[0, 1, 2])
     via_api = service.campaign(**body)
     csrf = logged_in(service)
     data, files = upload_form(csrf, body)

@@ -14,16 +14,17 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
 
 from irbandits.errors import IrbanditsError
 from irbandits.service import api
 from irbandits.service.auth import token_hash
-from irbandits.service.campaigns import KINDS, OPTIONS, check_campaign
+from irbandits.service.campaigns import OPTIONS, check_campaign
 from irbandits.service.models import Assessor, Judgment
 from irbandits.service.pages import render
 from irbandits.service.uploads import campaign_body
-from irbandits.service.websession import (check_csrf, csrf_token, end_session, login_nonce, require_session,
-                                          set_login_cookie, start_session)
+from irbandits.service.websession import (LOGIN_COOKIE, check_csrf, csrf_token, end_session, login_nonce,
+                                          require_session, set_login_cookie, start_session)
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
 PLOT_POINTS = 240
@@ -45,7 +46,7 @@ def login_form(request: Request) -> HTMLResponse:
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request) -> HTMLResponse:
     form = await request.form()
-    check_csrf(request, form, request.cookies.get("irbandits_login"), "login")
+    check_csrf(request, form, request.cookies.get(LOGIN_COOKIE), "login")
     token = str(form.get("token", "")).strip()
     if not hmac.compare_digest(token_hash(token), request.app.state.admin_hash):
         with request.app.state.sessions() as session:
@@ -77,7 +78,7 @@ def _form_page(request: Request, nonce: str, values: dict[str, Any], error: str 
                status_code: int = 200) -> HTMLResponse:
     fields = {kind: [(f"{kind}.{p.name}", p.name, p.description, _placeholder(p.default)) for p in params]
               for kind, params in OPTIONS.items()}
-    return render("admin_new.html", status_code, csrf=csrf_token(request, nonce), kinds=KINDS, options=fields,
+    return render("admin_new.html", status_code, csrf=csrf_token(request, nonce), options=fields,
                   values=values, error=error)
 
 
@@ -99,7 +100,7 @@ async def create_campaign(request: Request, nonce: str = Depends(require_session
     check_csrf(request, form, nonce)
     try:
         body = await campaign_body(form)
-        runtime = api.registry(request).create(check_campaign(body))
+        runtime = await run_in_threadpool(lambda: api.registry(request).create(check_campaign(body)))
     except IrbanditsError as exc:
         values = {k: v for k, v in form.multi_items() if isinstance(v, str) and k != "csrf"}
         return _form_page(request, nonce, values, str(exc), 422)
@@ -125,8 +126,8 @@ async def add_assessor(cid: int, request: Request, nonce: str = Depends(require_
     name = str(form.get("name", "")).strip()
     if not 1 <= len(name) <= 200:
         raise HTTPException(422, "assessor name: give 1 to 200 characters")
-    made = api.add_assessor(cid, api.AssessorIn(name=name), request)
-    return _dashboard(request, cid, nonce, dict(name=name, url=made["url"]), 201)
+    made = await run_in_threadpool(api.add_assessor, cid, api.AssessorIn(name=name), request)
+    return await run_in_threadpool(_dashboard, request, cid, nonce, dict(name=name, url=made["url"]), 201)
 
 
 @router.get("/campaigns/{cid}/stats.json")

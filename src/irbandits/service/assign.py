@@ -69,7 +69,7 @@ class CampaignRuntime:
     def apply(self, j: Judgment | SimpleNamespace) -> None:
         """Apply one recorded answer to the process and the bookkeeping (live, or replaying)."""
         self.judge.apply(j.topic, j.left, j.right, answer_value(j))
-        self.seen[j.assessor_id].add(self._key(j.topic, j.left, j.right))
+        self.seen[j.assessor_id].add(self.judge.key(j.topic, j.left, j.right))
         self.per_topic[j.topic] += 1
         self.clients.add((j.assessor_id, j.client_id))
         lease = self.leases.pop(j.task_id, None)
@@ -81,9 +81,6 @@ class CampaignRuntime:
         self.leases[lease.id] = lease
         self.mine[lease.assessor] = lease.id
         return lease
-
-    def _key(self, topic: str, left: str, right: str | None) -> tuple:
-        return self.judge.key(topic, left, right) if self.kind == "preference" else (topic, left)
 
     # ----- next --------------------------------------------------------------------------------
     def _expire(self, now: float) -> None:
@@ -102,7 +99,7 @@ class CampaignRuntime:
                     if docno is not None:
                         return topic, docno, None
             return None
-        held = Counter(self._key(x.topic, x.left, x.right) for x in self.leases.values())
+        held = Counter(self.judge.key(x.topic, x.left, x.right) for x in self.leases.values())
         seen, r = self.seen[assessor], self.judge.per_pair
         for topic, left, right in self.judge.requests():
             key = self.judge.key(topic, left, right)

@@ -30,7 +30,6 @@ import pandas as pd
 from irbandits.dueling.base import Param
 from irbandits.errors import IrbanditsError
 
-KINDS = ("preference", "graded")
 _NAME = re.compile(r"^[A-Za-z0-9._+-]{1,100}$")
 
 
@@ -147,8 +146,6 @@ def topk_process(pools: dict[str, list[str]], options: dict[str, Any]):
 class PreferenceJudge:
     """A top-k process fed with answers; ``assessors_per_pair`` answers make one judgment."""
 
-    kind = "preference"
-
     def __init__(self, pools: dict[str, list[str]], options: dict[str, Any]):
         self.process = topk_process(pools, options)
         self.per_pair = options["assessors_per_pair"]
@@ -198,8 +195,6 @@ class PreferenceJudge:
 class GradedJudge:
     """A pooling :class:`~irbandits.pooling.state.Campaign`, each topic stopped after ``budget`` judgments."""
 
-    kind = "graded"
-
     def __init__(self, pools: dict[str, Any], options: dict[str, Any]):
         from irbandits.pooling.pools import TopicPool
         from irbandits.pooling.state import Campaign
@@ -212,6 +207,11 @@ class GradedJudge:
         self.grades = options["grades"]
         for topic in self.process.topics:
             self.offer(topic)
+
+    @staticmethod
+    def key(topic: str, docno: str, _right: None) -> tuple[str, str]:
+        """The request's key: the topic and the document."""
+        return topic, docno
 
     def done(self, topic: str) -> bool:
         """Budget spent or every pooled document judged (then every run is exhausted)."""
@@ -239,9 +239,12 @@ class GradedJudge:
         return dict(log=self.process.log, topics={t: m.state for t, m in self.process.topics.items()})
 
 
+JUDGES = {"preference": PreferenceJudge, "graded": GradedJudge}
+
+
 def make_judge(kind: str, pools: dict[str, Any], options: dict[str, Any]) -> PreferenceJudge | GradedJudge:
     """The judge of a stored campaign, before any answer."""
-    return (PreferenceJudge if kind == "preference" else GradedJudge)(pools, options)
+    return JUDGES[kind](pools, options)
 
 
 def answer_value(judgment) -> str | float:

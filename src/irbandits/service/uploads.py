@@ -17,7 +17,7 @@ from starlette.datastructures import UploadFile
 
 from irbandits.errors import IrbanditsError
 from irbandits.judging.duplicates import read_texts
-from irbandits.service.campaigns import KINDS, OPTIONS, _read
+from irbandits.service.campaigns import OPTIONS, _read
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
 
@@ -65,8 +65,8 @@ def _option(kind: str, name: str, text: str) -> Any:
 async def campaign_body(form) -> dict[str, Any]:
     """The JSON API's campaign body from the creation form (multipart, files already received)."""
     kind = form.get("kind")
-    if kind not in KINDS:
-        raise IrbanditsError(f"kind: choose one of {', '.join(KINDS)}")
+    if kind not in OPTIONS:
+        raise IrbanditsError(f"kind: choose one of {', '.join(OPTIONS)}")
     name = str(form.get("name", "")).strip()
     if not 1 <= len(name) <= 200:
         raise IrbanditsError("name: give the campaign a name of 1 to 200 characters")

@@ -43,14 +43,15 @@
   function plot(series, now) {
     const svg = document.getElementById("plot");
     svg.replaceChildren();
-    const W = 900, H = 200, L = 44, R = 10, T = 10, B = 24;
+    const W = svg.clientWidth || 900, H = 200, L = 44, R = 10, T = 10, B = 24;  // drawn in CSS pixels
+    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
     if (!series.length) return;
     const t0 = series[0][0], t1 = Math.max(now, series[series.length - 1][0], t0 + 60);
     const n = series[series.length - 1][1];
     const x = (t) => L + (W - L - R) * (t - t0) / (t1 - t0);
     const y = (v) => H - B - (H - B - T) * v / n;
-    let d = `M${x(t0)},${y(0)}`;
-    series.forEach(([t, v]) => { d += ` L${x(t).toFixed(1)},${y(v).toFixed(1)}`; });
+    let d = `M${x(t0)},${y(0)}`;  // a step line: the count rises at each judgment's time
+    series.forEach(([t, v]) => { d += ` H${x(t).toFixed(1)} V${y(v).toFixed(1)}`; });
     d += ` L${x(t1).toFixed(1)},${y(n).toFixed(1)}`;
     svg.append(el("path", { class: "area", d: `${d} L${x(t1)},${y(0)} Z` }));
     svg.append(el("path", { class: "line", d }));

@@ -103,6 +103,7 @@
     const pressed = buttons.find((b) => b.dataset.answer === String(value));
     if (pressed) pressed.classList.add("pressed");
     buttons.forEach((b) => { b.disabled = true; });
+    let notice = "";
     try {
       const r = await api(`/api/tasks/${task.task}/answer`, {
         method: "POST",
@@ -110,7 +111,7 @@
         body: JSON.stringify({ answer: value, client_id: clientId }),
       });
       if (r.status === 409 || r.status === 404) {
-        say("That task had expired and went to someone else; here is a new one.");
+        notice = "That task had expired and may go to someone else; here is the next one.";
       } else if (!r.ok) {
         say(`Not recorded: ${await detail(r)}`, true);
         buttons.forEach((b) => { b.disabled = false; b.classList.remove("pressed"); });
@@ -125,6 +126,7 @@
     }
     busy = false;
     await loadNext();
+    if (notice) say(notice);
   }
 
   const keys = kind === "preference"
