@@ -171,13 +171,19 @@ def run_one(
     return RunResult(steps, out_reg, out_creg, rec, np.isin(rec, problem.winners), seconds)
 
 
-def _task(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int, run_seed, environment=None,
-          on_steps: Callable[[int], None] | None = None) -> pd.DataFrame:
+def run_streams(run_seed: np.random.SeedSequence, K: int) -> tuple[np.ndarray, np.random.SeedSequence, np.random.SeedSequence]:
+    """A run's arm permutation, environment seed and algorithm seed (run r of ``simulate(seed=s)``
+    has ``run_seed = SeedSequence(s).spawn(runs)[r]``)."""
     # fixed children (not .spawn(), which counts calls) so every algorithm of run r sees the same seeds
     perm_ss, env_ss, alg_ss = (
         np.random.SeedSequence(run_seed.entropy, spawn_key=(*run_seed.spawn_key, i)) for i in range(3)
     )
-    perm = np.random.default_rng(perm_ss).permutation(problem.K)
+    return np.random.default_rng(perm_ss).permutation(K), env_ss, alg_ss
+
+
+def _task(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int, run_seed, environment=None,
+          on_steps: Callable[[int], None] | None = None) -> pd.DataFrame:
+    perm, env_ss, alg_ss = run_streams(run_seed, problem.K)
     algo = spec.make(problem.K, seed=alg_ss, horizon=horizon)
     r = run_one(algo, problem, horizon, seed=env_ss, perm=perm, environment=environment, on_steps=on_steps)
     return pd.DataFrame(dict(

@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from irbandits.cli import clicks, evaluate, judge, pool, reproduce, serve, simulate
+from irbandits.cli import clicks, evaluate, experiment, judge, pool, reproduce, serve, simulate
 from irbandits.cli.common import _error
 from irbandits.errors import IrbanditsError
 
@@ -40,6 +40,7 @@ app.add_typer(reproduce.app, name="reproduce")
 app.command()(clicks.matrix)
 app.add_typer(judge.app, name="judge")
 app.command()(serve.serve)
+app.command("experiment-replay")(experiment.experiment_replay)
 
 
 def main() -> None:

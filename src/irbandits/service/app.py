@@ -108,7 +108,7 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service app for ``settings``: database migrated, campaigns rebuilt, routers mounted."""
-    from irbandits.service import api, pages
+    from irbandits.service import api, api_experiments, pages
     from irbandits.service.assign import Registry
     from irbandits.service.auth import AssessorCache, admin_hash
     from irbandits.service.db import make_engine, migrate, sessions
@@ -135,5 +135,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestLog)
     app.include_router(api.router)
     pages.install(app)
+    api_experiments.install(app)
     return app
 

@@ -86,3 +86,59 @@ class Judgment(Base):
     client_id: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[float] = mapped_column(Float)
     __table_args__ = (UniqueConstraint("assessor_id", "client_id", name="uq_judgments_client"),)
+
+
+class ExperimentRow(Base):
+    """An online experiment: K named rankers, the dueling-bandit algorithm and the comparison method."""
+
+    __tablename__ = "experiments"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    rankers: Mapped[list[str]] = mapped_column(JSON)
+    algorithm: Mapped[str] = mapped_column(String(200))     # as ``irbandits simulate --algorithm`` takes it
+    comparison: Mapped[str] = mapped_column(String(40))     # an interleaving method of irbandits.clicks
+    seed: Mapped[int] = mapped_column(Integer)
+    horizon: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class ExperimentClient(Base):
+    """A front end allowed to run one experiment's impressions; the token is stored as its hash."""
+
+    __tablename__ = "experiment_clients"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    experiment_id: Mapped[int] = mapped_column(ForeignKey("experiments.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class Impression(Base):
+    """One ``select()`` of the algorithm: the arms (c, d) it chose, in the order ``seq`` of the
+    experiment's select / update calls, and the interleaved list once the front end sent the lists."""
+
+    __tablename__ = "impressions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    experiment_id: Mapped[int] = mapped_column(ForeignKey("experiments.id"))
+    seq: Mapped[int] = mapped_column(Integer)
+    c: Mapped[int] = mapped_column(Integer)
+    d: Mapped[int] = mapped_column(Integer)
+    shown: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    issued_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (UniqueConstraint("experiment_id", "seq", name="uq_impressions_seq"),)
+
+
+class Outcome(Base):
+    """One applied outcome (``update(c, d, c_won)``), append-only; one per impression."""
+
+    __tablename__ = "outcomes"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    experiment_id: Mapped[int] = mapped_column(ForeignKey("experiments.id"), index=True)
+    impression_id: Mapped[int] = mapped_column(ForeignKey("impressions.id"), unique=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(10))             # "clicks" or "vote"
+    winner: Mapped[str | None] = mapped_column(String(200), nullable=True)  # a, b, or None for a tie
+    credit: Mapped[float] = mapped_column(Float)              # in [-1, 1]; > 0: a won
+    c_won: Mapped[bool] = mapped_column(Boolean)              # what the algorithm was told
+    created_at: Mapped[float] = mapped_column(Float)

@@ -1,0 +1,130 @@
+"""A thin HTTP client of ``irbandits serve``: one method per route of the JSON API (spec ``service.md``).
+
+Needs ``httpx`` (the ``service`` extra). Errors come back as :class:`ServiceError` with the status
+code and the server's ``detail``. ``transport`` lets tests pass an in-process app
+(``httpx.ASGITransport`` is async; pass a ``fastapi.testclient.TestClient`` as ``http`` instead).
+
+>>> c = Client("http://127.0.0.1:8000", "TOKEN")
+>>> c.headers["Authorization"]
+'Bearer TOKEN'
+>>> c.close()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+
+class ServiceError(Exception):
+    """A 4xx / 5xx answer: ``status`` and the server's ``detail``."""
+
+    def __init__(self, status: int, detail: str):
+        super().__init__(f"{status}: {detail}")
+        self.status, self.detail = status, detail
+
+
+class Client:
+    """Calls the service at ``url`` with ``token`` (organiser, assessor or experiment client).
+
+    Parameters
+    ----------
+    url
+        Base URL, e.g. ``http://127.0.0.1:8000``.
+    token
+        Sent as ``Authorization: Bearer TOKEN``.
+    http
+        An ``httpx.Client``-like object to use instead of a new one (e.g. a FastAPI ``TestClient``).
+    timeout
+        Seconds per request.
+    """
+
+    def __init__(self, url: str, token: str, http: Any = None, timeout: float = 30.0):
+        self.http = http if http is not None else httpx.Client(base_url=url, timeout=timeout)
+        self.headers = {"Authorization": f"Bearer {token}"}
+
+    def _call(self, method: str, path: str, **kw) -> httpx.Response:
+        r = self.http.request(method, path, headers=self.headers, **kw)
+        if r.status_code >= 400:
+            try:
+                detail = r.json().get("detail", r.text)
+            except ValueError:
+                detail = r.text
+            raise ServiceError(r.status_code, str(detail))
+        return r
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ----- judging campaigns (organiser) ---------------------------------------------------------
+    def create_campaign(self, **body) -> int:
+        return self._call("POST", "/api/campaigns", json=body).json()["id"]
+
+    def campaigns(self) -> list[dict]:
+        return self._call("GET", "/api/campaigns").json()
+
+    def campaign(self, cid: int) -> dict:
+        return self._call("GET", f"/api/campaigns/{cid}").json()
+
+    def add_assessor(self, cid: int, name: str) -> dict:
+        return self._call("POST", f"/api/campaigns/{cid}/assessors", json={"name": name}).json()
+
+    def assessors(self, cid: int) -> list[dict]:
+        return self._call("GET", f"/api/campaigns/{cid}/assessors").json()
+
+    def judgments(self, cid: int) -> str:
+        return self._call("GET", f"/api/campaigns/{cid}/judgments").text
+
+    def qrels(self, cid: int, best: bool = False) -> str:
+        return self._call("GET", f"/api/campaigns/{cid}/qrels", params={"best": 1} if best else None).text
+
+    # ----- judging campaigns (assessor) ----------------------------------------------------------
+    def next_task(self) -> dict | None:
+        """The assessor's next task, or None (204: nothing waiting now)."""
+        r = self._call("GET", "/api/next")
+        return None if r.status_code == 204 else r.json()
+
+    def answer(self, task: int, answer: str | int, client_id: str) -> dict:
+        return self._call("POST", f"/api/tasks/{task}/answer", json={"answer": answer, "client_id": client_id}).json()
+
+    # ----- online experiments --------------------------------------------------------------------
+    def create_experiment(self, name: str, rankers: list[str], algorithm: str, comparison: str = "team-draft",
+                          seed: int = 0, horizon: int | None = None) -> int:
+        body = dict(name=name, rankers=rankers, algorithm=algorithm, comparison=comparison, seed=seed)
+        if horizon is not None:
+            body["horizon"] = horizon
+        return self._call("POST", "/api/experiments", json=body).json()["id"]
+
+    def experiments(self) -> list[dict]:
+        return self._call("GET", "/api/experiments").json()
+
+    def add_client(self, eid: int, name: str) -> dict:
+        """A client token for experiment ``eid``: ``{"id", "token"}``."""
+        return self._call("POST", f"/api/experiments/{eid}/clients", json={"name": name}).json()
+
+    def impression(self, eid: int) -> dict:
+        """``{"impression": IID, "rankers": [a, b]}``: which rankers to compare now."""
+        return self._call("POST", f"/api/experiments/{eid}/impressions", json={}).json()
+
+    def lists(self, iid: int, lists: dict[str, list[str]]) -> list[str]:
+        """The combined list to show for the two rankers' lists."""
+        return self._call("POST", f"/api/impressions/{iid}/lists", json={"lists": lists}).json()["list"]
+
+    def clicks(self, iid: int, positions: list[int]) -> str | None:
+        """Report clicks (0-based positions of the shown list); the winning ranker or None."""
+        return self._call("POST", f"/api/impressions/{iid}/clicks", json={"clicks": [int(p) for p in positions]}).json()["winner"]
+
+    def vote(self, iid: int, winner: str) -> dict:
+        """An explicit side-by-side vote: ranker a, ranker b or ``"tie"``."""
+        return self._call("POST", f"/api/impressions/{iid}/vote", json={"winner": winner}).json()
+
+    def experiment(self, eid: int) -> dict:
+        """The experiment's state: recommendation, counts, leaderboard, matrix, history."""
+        return self._call("GET", f"/api/experiments/{eid}").json()

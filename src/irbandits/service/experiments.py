@@ -1,0 +1,392 @@
+"""Online experiments: a registered dueling bandit picks which two rankers to compare, clicks or votes decide.
+
+The service drives the library's own objects: the algorithm is ``irbandits.dueling.parse_spec(algorithm)``
+(what ``irbandits simulate --algorithm`` takes) driven through ``select()`` / ``update()`` /
+``recommend()``; the comparison is an interleaving method of :mod:`irbandits.clicks.interleaving`.
+
+Order and durability (spec ``service.md``, "Online experiments"):
+
+- every ``select()`` (an impression) and every ``update()`` (an outcome) takes the next number ``seq``
+  of its experiment and is committed under the experiment's lock, so the tables hold the exact order
+  of the calls; interleaving and credit run outside the lock;
+- an outcome is committed before it is applied and acknowledged; an impression has at most one (the
+  ``outcomes.impression_id`` unique constraint backs the in-memory check): a second one gets 409;
+- a restart replays both tables in ``seq`` order through a fresh algorithm: ``select()`` draws the
+  same random numbers in the same order (and must give the logged pair), ``update()`` gets the
+  logged ``c_won``; so the rebuilt state equals the uninterrupted one, and the impressions still
+  open keep their pairs and lists;
+- an impression without an outcome expires after ``lease_seconds``; an outcome for it then gets 409,
+  and expired impressions are counted.
+
+Clicks are credited as in the simulation (:mod:`irbandits.clicks.environment`): the method's credit
+o in [-1, 1], and the algorithm hears that ranker a won with probability (1 + o) / 2 (a tie is a fair
+coin). A vote is o = 1 (a), -1 (b) or 0 (tie). Each impression's random numbers (its interleaving, its
+coin) come from its own generator ``SeedSequence(seed, spawn_key=(purpose, seq))``, so they do not
+depend on which request came first.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from fastapi import HTTPException
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.engine import Engine
+
+from irbandits.clicks.interleaving import Interleaved, encode, get_method, interleave
+from irbandits.dueling import parse_spec
+from irbandits.dueling.base import DuelingAlgorithm
+from irbandits.errors import IrbanditsError
+from irbandits.rng import new_rng, uniform
+from irbandits.service.leaderboard import leaderboard
+from irbandits.service.models import ExperimentRow, Impression, Outcome
+from irbandits.service.settings import Settings
+
+COMPARISONS = ("team-draft", "balanced", "probabilistic", "probabilistic-assignment")
+_INTERLEAVE, _COIN = 1, 2   # spawn keys of an impression's generators
+# the hot-path statements, built once (SQLAlchemy then compiles each once; values are bound per call)
+_NEW_IMPRESSION = insert(Impression)
+_SHOW = update(Impression).where(Impression.id == bindparam("iid")).values(shown=bindparam("shown"))
+_NEW_OUTCOME = insert(Outcome)
+
+
+def algorithm_seed(seed: int) -> np.random.SeedSequence:
+    """The algorithm's seed for experiment seed ``seed``: run 0 of ``irbandits simulate --seed seed``."""
+    from irbandits.simulate import run_streams
+
+    return run_streams(np.random.SeedSequence(seed).spawn(1)[0], 2)[2]
+
+
+def make_algorithm(fields: dict[str, Any]) -> DuelingAlgorithm:
+    """The fresh algorithm of an experiment (before any impression)."""
+    return parse_spec(fields["algorithm"]).make(len(fields["rankers"]), seed=algorithm_seed(fields["seed"]),
+                                                horizon=fields.get("horizon"))
+
+
+def check_experiment(body: dict[str, Any]) -> dict[str, Any]:
+    """Validate a ``POST /api/experiments`` body; returns the experiment row's fields.
+
+    Raises :class:`IrbanditsError` with one message naming the field and the problem.
+    """
+    rankers = body["rankers"]
+    if len(rankers) < 2 or len(set(rankers)) != len(rankers) or any(not r for r in rankers):
+        raise IrbanditsError(f"rankers: give at least 2 different non-empty names, got {rankers!r}")
+    if body["comparison"] not in COMPARISONS:
+        raise IrbanditsError(f"comparison: unknown method {body['comparison']!r}; known: {', '.join(COMPARISONS)}")
+    fields = dict(name=body["name"], rankers=list(rankers), algorithm=body["algorithm"].strip(),
+                  comparison=body["comparison"], seed=int(body["seed"]), horizon=body.get("horizon"))
+    try:
+        make_algorithm(fields)
+    except IrbanditsError as exc:
+        raise IrbanditsError(f"algorithm: {exc}") from None
+    return fields
+
+
+def impression_rng(seed: int, purpose: int, seq: int) -> np.ndarray:
+    """The generator of one impression's interleaving (``purpose`` 1) or outcome coin (2)."""
+    return new_rng(np.random.SeedSequence(seed, spawn_key=(purpose, seq)))
+
+
+def settled(algo: DuelingAlgorithm) -> tuple[bool, int]:
+    """Whether the recommendation is settled, and how many arms are left.
+
+    Settled: one arm is left (the batches of a merge algorithm: ``info[1]`` alive arms), or the
+    algorithm's confidence bounds separate it: ``l_rj > 1/2`` against every other arm j, with the
+    bounds of :mod:`irbandits.dueling.bounds` (its ``alpha``, default 0.51, and ``log(t + C)``).
+    """
+    from irbandits.dueling.bounds import lcb
+
+    st = dict(zip(algo._names, algo._st))
+    left = int(st["info"][1]) if "bstart" in st else algo.K
+    if left == 1:
+        return True, 1
+    params = algo.param_values
+    alpha = float(params.get("alpha") or 0.51)
+    log_t = math.log(max(algo.t + float(params.get("C") or 0.0), 1.0))
+    r, W = algo.recommend(), algo.wins.astype(np.float64)
+    return all(lcb(W, r, j, log_t, alpha) > 0.5 for j in range(algo.K) if j != r), left
+
+
+@dataclass
+class Open:
+    """An impression still waiting for its outcome."""
+
+    id: int
+    seq: int
+    c: int
+    d: int
+    expires_at: float
+    shown: Interleaved | None = None
+
+
+@dataclass
+class Counts:
+    """Outcomes per pair (``comparisons[i, j]`` both ways, ``wins[i, j]``: i beat j, ``ties``)."""
+
+    K: int
+    comparisons: np.ndarray = field(init=False)
+    wins: np.ndarray = field(init=False)
+    ties: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        self.comparisons = np.zeros((self.K, self.K), np.int64)
+        self.wins = np.zeros((self.K, self.K), np.int64)
+        self.ties = np.zeros((self.K, self.K), np.int64)
+
+    def add(self, c: int, d: int, credit: float) -> None:
+        if c == d:
+            return
+        self.comparisons[c, d] += 1
+        self.comparisons[d, c] += 1
+        if credit > 0:
+            self.wins[c, d] += 1
+        elif credit < 0:
+            self.wins[d, c] += 1
+        else:
+            self.ties[c, d] += 1
+            self.ties[d, c] += 1
+
+
+def stored_interleaving(il: Interleaved, a: list[str], b: list[str]) -> dict[str, Any]:
+    """What the impressions table keeps of a shown list, to credit clicks after a restart."""
+    return dict(a=a, b=b, shown=il._shown.tolist(), assign=il.assign.tolist(), prob=il.prob.tolist())
+
+
+def restored_interleaving(method: str, stored: dict[str, Any]) -> Interleaved:
+    """The :class:`Interleaved` of :func:`stored_interleaving`."""
+    lists, lens, ids = encode([stored["a"], stored["b"]], ["a", "b"])
+    shown = np.asarray(stored["shown"], np.int64)
+    return Interleaved(get_method(method), ids[shown], np.asarray(stored["assign"], np.int64),
+                       np.asarray(stored["prob"], np.float64), lists, lens, shown)
+
+
+class ExperimentRuntime:
+    """One experiment in memory: the algorithm, its open impressions, counts and history."""
+
+    def __init__(self, row: ExperimentRow, settings: Settings, engine: Engine):
+        self.id, self.name, self.rankers = row.id, row.name, list(row.rankers)
+        self.algorithm, self.comparison, self.seed, self.horizon = row.algorithm, row.comparison, row.seed, row.horizon
+        self.settings, self.engine = settings, engine
+        self.lock = threading.Lock()
+        self.algo = make_algorithm(dict(algorithm=row.algorithm, rankers=row.rankers, seed=row.seed,
+                                        horizon=row.horizon))
+        self.seq = 0
+        self.impressions = self.outcomes = self.expired = 0
+        self.open: OrderedDict[int, Open] = OrderedDict()   # in issue order, so expiry pops from the front
+        self.counts = Counts(self.algo.K)
+        self.history: list[tuple[float, int, int]] = []     # (time, outcomes, recommended arm) per outcome
+        self._board: tuple[int, list[dict]] | None = None    # the leaderboard and the outcomes it counts
+
+    # ----- the two logged calls ------------------------------------------------------------------
+    def _select(self, logged: tuple[int, int] | None = None) -> tuple[int, int, int]:
+        c, d = self.algo.select()
+        if logged is not None and (c, d) != logged:
+            raise IrbanditsError(f"experiment {self.id}: replay selected {(c, d)} where the log has {logged}; "
+                                 f"the algorithm's code changed since the log was written")
+        self.seq += 1
+        self.impressions += 1
+        return c, d, self.seq
+
+    def _apply(self, c: int, d: int, credit: float, c_won: bool, at: float) -> None:
+        self.algo.update(c, d, c_won)
+        self.seq += 1
+        self.outcomes += 1
+        self.counts.add(c, d, credit)
+        self.history.append((at, self.outcomes, self.algo.recommend()))
+
+    def replay(self, impressions, outcomes, now: float) -> None:
+        """Rebuild from the tables: ``impressions`` and ``outcomes`` rows, each in ``seq`` order."""
+        pairs, pending = {}, {}
+        events = sorted([(i.seq, 0, i) for i in impressions] + [(o.seq, 1, o) for o in outcomes], key=lambda e: e[0])
+        for seq, kind, row in events:
+            if seq != self.seq + 1:
+                raise IrbanditsError(f"experiment {self.id}: the log skips from seq {self.seq} to {seq}")
+            if kind == 0:
+                self._select((row.c, row.d))
+                pairs[row.id] = row
+            else:
+                imp = pairs[row.impression_id]
+                self._apply(imp.c, imp.d, row.credit, row.c_won, row.created_at)
+                pending[row.impression_id] = True
+        for iid, imp in pairs.items():
+            if iid not in pending:
+                shown = None if imp.shown is None else restored_interleaving(self.comparison, imp.shown)
+                self.open[iid] = Open(iid, imp.seq, imp.c, imp.d, imp.expires_at, shown)
+        self._expire(now)
+
+    # ----- impressions -----------------------------------------------------------------------------
+    def _expire(self, now: float) -> None:
+        while self.open:
+            first = next(iter(self.open.values()))
+            if first.expires_at > now:
+                break
+            del self.open[first.id]
+            self.expired += 1
+
+    def impression(self) -> tuple[Open, list[str]]:
+        """A new impression: ``select()`` under the lock, committed before it is returned."""
+        with self.lock:
+            now = self.settings.clock()
+            self._expire(now)
+            c, d, seq = self._select()
+            expires = now + self.settings.lease_seconds
+            with self.engine.begin() as conn:
+                iid = conn.execute(_NEW_IMPRESSION, dict(experiment_id=self.id, seq=seq, c=c, d=d, issued_at=now,
+                                                         expires_at=expires)).inserted_primary_key[0]
+            imp = self.open[iid] = Open(iid, seq, c, d, expires)
+        return imp, [self.rankers[c], self.rankers[d]]
+
+    def _live(self, iid: int, now: float) -> Open:
+        imp = self.open.get(iid)
+        if imp is None or imp.expires_at <= now:
+            self._refuse(iid, now)
+        return imp
+
+    def _refuse(self, iid: int, now: float) -> None:
+        """Why impression ``iid`` of this experiment takes no outcome: 409 (done or expired)."""
+        with self.engine.connect() as conn:
+            done = conn.execute(select(Outcome.id).where(Outcome.impression_id == iid)).first()
+        if done is not None:
+            raise HTTPException(409, f"impression {iid} already has its outcome")
+        raise HTTPException(409, f"impression {iid} expired; POST /api/experiments/{self.id}/impressions for a new one")
+
+    def interleave(self, iid: int, lists: dict[str, list[str]]) -> list[str]:
+        """The combined list of impression ``iid``'s two rankings (interleaved outside the lock)."""
+        imp = self._live(iid, self.settings.clock())
+        a, b = self.rankers[imp.c], self.rankers[imp.d]
+        for name in lists:
+            if name not in (a, b):
+                raise IrbanditsError(f"lists: ranker {name!r} is not in impression {iid}, which compares {a} and {b}")
+        for name in (a, b):
+            if name not in lists:
+                raise IrbanditsError(f"lists: no list for ranker {name!r} of impression {iid}")
+        if imp.shown is not None:
+            raise HTTPException(409, f"impression {iid} already has its list")
+        il = interleave(self.comparison, lists[a], lists[b], rng=impression_rng(self.seed, _INTERLEAVE, imp.seq))
+        with self.engine.begin() as conn:
+            conn.execute(_SHOW, dict(iid=iid, shown=stored_interleaving(il, list(lists[a]), list(lists[b]))))
+        imp.shown = il
+        return il.shown.tolist()
+
+    # ----- outcomes ----------------------------------------------------------------------------------
+    def clicks(self, iid: int, positions: list[int]) -> str | None:
+        """Credit clicks (0-based positions of the shown list) and apply the outcome; the winner or None."""
+        imp = self._live(iid, self.settings.clock())
+        if imp.shown is None:
+            raise HTTPException(409, f"impression {iid} has no list yet: POST its lists first")
+        credit = imp.shown.credit(positions)
+        self._outcome(iid, "clicks", credit)
+        return None if credit == 0 or imp.c == imp.d else self.rankers[imp.c if credit > 0 else imp.d]
+
+    def vote(self, iid: int, winner: str) -> None:
+        """Apply an explicit vote: ranker a, ranker b, or ``"tie"``."""
+        imp = self._live(iid, self.settings.clock())
+        a, b = self.rankers[imp.c], self.rankers[imp.d]
+        if winner not in (a, b, "tie"):
+            raise IrbanditsError(f"winner: {winner!r} is neither {a!r}, {b!r} nor \"tie\" (impression {iid})")
+        self._outcome(iid, "vote", 0.0 if winner == "tie" else 1.0 if winner == a else -1.0)
+
+    def _outcome(self, iid: int, kind: str, credit: float) -> None:
+        with self.lock:
+            now = self.settings.clock()
+            imp = self._live(iid, now)
+            c_won = bool(uniform(impression_rng(self.seed, _COIN, imp.seq)) < 0.5 * (1.0 + credit))
+            winner = None if credit == 0 else self.rankers[imp.c if credit > 0 else imp.d]
+            with self.engine.begin() as conn:
+                conn.execute(_NEW_OUTCOME, dict(experiment_id=self.id, impression_id=iid, seq=self.seq + 1, kind=kind,
+                                                winner=winner, credit=credit, c_won=c_won, created_at=now))
+            del self.open[iid]
+            self._apply(imp.c, imp.d, credit, c_won, now)
+
+    # ----- state -------------------------------------------------------------------------------------
+    def state(self, plot_points: int = 200) -> dict[str, Any]:
+        """The body of ``GET /api/experiments/{EID}``: counts, recommendation, matrix, leaderboard and
+        the history (at most about ``plot_points`` points) for the live plot."""
+        with self.lock:
+            self._expire(self.settings.clock())
+            best = self.algo.recommend()
+            done, left = settled(self.algo)
+            comparisons, wins, ties = self.counts.comparisons.copy(), self.counts.wins.copy(), self.counts.ties.copy()
+            step = max(1, len(self.history) // plot_points)
+            history = self.history[step - 1::step]
+            if self.history and (not history or history[-1] is not self.history[-1]):
+                history.append(self.history[-1])
+            body = dict(id=self.id, name=self.name, algorithm=self.algorithm, comparison=self.comparison,
+                        seed=self.seed, recommended=self.rankers[best], settled=done, arms_left=left,
+                        impressions=self.impressions, outcomes=self.outcomes, expired=self.expired,
+                        open=len(self.open), duels=self.algo.t)
+        body["rankers"] = [dict(name=n, comparisons=int(comparisons[i].sum()), wins=int(wins[i].sum()),
+                                ties=int(ties[i].sum())) for i, n in enumerate(self.rankers)]
+        body["matrix"] = dict(comparisons=comparisons.tolist(), wins=wins.tolist())
+        body["history"] = [dict(time=t, outcomes=n, recommended=self.rankers[r]) for t, n, r in history]
+        cached = self._board
+        if cached is None or cached[0] != body["outcomes"]:
+            cached = self._board = (body["outcomes"], leaderboard(self.rankers, wins, ties, seed=self.seed))
+        body["leaderboard"] = cached[1]
+        return body
+
+
+class Experiments:
+    """Every experiment's runtime, rebuilt at start by replaying its impressions and outcomes."""
+
+    def __init__(self, sessions, settings: Settings):
+        self.sessions, self.settings = sessions, settings
+        self.engine = sessions.kw["bind"]
+        self.experiments: dict[int, ExperimentRuntime] = {}
+        self.owner: dict[int, int] = {}           # impression -> experiment (since start; older ones: the DB)
+        self.clients: dict[str, int] = {}         # client token hash -> experiment
+        self.lock = threading.Lock()
+
+    @classmethod
+    def load(cls, sessions, settings: Settings) -> "Experiments":
+        from irbandits.service.models import ExperimentClient
+
+        self = cls(sessions, settings)
+        now = settings.clock()
+        with sessions() as session:
+            for row in session.scalars(select(ExperimentRow).order_by(ExperimentRow.id)):
+                runtime = self.experiments[row.id] = ExperimentRuntime(row, settings, self.engine)
+                runtime.replay(session.scalars(select(Impression).where(Impression.experiment_id == row.id)
+                                               .order_by(Impression.seq)).all(),
+                               session.scalars(select(Outcome).where(Outcome.experiment_id == row.id)
+                                               .order_by(Outcome.seq)).all(), now)
+                self.owner.update((iid, row.id) for iid in runtime.open)
+            self.clients = dict(session.execute(select(ExperimentClient.token_hash, ExperimentClient.experiment_id)).all())
+        return self
+
+    def create(self, fields: dict[str, Any]) -> ExperimentRuntime:
+        """Store a checked experiment (see :func:`check_experiment`) and start it."""
+        with self.lock, self.sessions() as session:
+            row = ExperimentRow(created_at=self.settings.clock(), **fields)
+            session.add(row)
+            session.commit()
+            self.experiments[row.id] = runtime = ExperimentRuntime(row, self.settings, self.engine)
+        return runtime
+
+    def get(self, eid: int, allowed: int | None = None) -> ExperimentRuntime:
+        """Experiment ``eid``; 404 when there is none or the caller's token is for another one."""
+        runtime = self.experiments.get(eid)
+        if runtime is None or (allowed is not None and allowed != eid):
+            raise HTTPException(404, f"no experiment {eid}")
+        return runtime
+
+    def impression(self, runtime: ExperimentRuntime) -> tuple[Open, list[str]]:
+        """A new impression of ``runtime`` (see :meth:`ExperimentRuntime.impression`)."""
+        imp, names = runtime.impression()
+        self.owner[imp.id] = runtime.id
+        return imp, names
+
+    def of_impression(self, iid: int, allowed: int | None = None) -> ExperimentRuntime:
+        """The experiment of impression ``iid``; 404 when unknown or another experiment's."""
+        eid = self.owner.get(iid)
+        if eid is None:
+            with self.engine.connect() as conn:
+                eid = conn.execute(select(Impression.experiment_id).where(Impression.id == iid)).scalar()
+        if eid is None or (allowed is not None and allowed != eid):
+            raise HTTPException(404, f"no impression {iid}")
+        return self.experiments[eid]

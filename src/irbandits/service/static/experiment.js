@@ -1,0 +1,97 @@
+// An experiment's dashboard: numbers, leaderboard, matrix and the two plots, refreshed every 5 seconds
+// from /admin/experiments/EID/state.json. Texts are set with textContent.
+"use strict";
+(() => {
+  const SVG = "http://www.w3.org/2000/svg";
+  const W = 900, H = 200, L = 60, R = 10, T = 10, B = 24;
+  const root = document.getElementById("experiment");
+  if (!root) return;
+
+  function el(name, attrs, text) {
+    const node = document.createElementNS(SVG, name);
+    Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, v));
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function axes(svg, yTop, yBottom, xLeft, xRight) {
+    svg.append(el("line", { class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B }));
+    svg.append(el("line", { class: "axis", x1: L, y1: T, x2: L, y2: H - B }));
+    svg.append(el("text", { x: L - 6, y: T + 8, "text-anchor": "end" }, yTop));
+    svg.append(el("text", { x: L - 6, y: H - B, "text-anchor": "end" }, yBottom));
+    svg.append(el("text", { x: L, y: H - 6 }, xLeft));
+    svg.append(el("text", { x: W - R, y: H - 6, "text-anchor": "end" }, xRight));
+  }
+
+  function clock(t) { return new Date(t * 1000).toISOString().slice(11, 19); }
+
+  function plotOutcomes(history) {
+    const svg = document.getElementById("outcomes-plot");
+    svg.replaceChildren();
+    if (!history.length) return;
+    const t0 = history[0].time, t1 = Math.max(history[history.length - 1].time, t0 + 1);
+    const n = history[history.length - 1].outcomes;
+    const x = (t) => L + (W - L - R) * (t - t0) / (t1 - t0), y = (v) => H - B - (H - B - T) * v / n;
+    let d = `M${x(t0)},${y(0)}`;
+    history.forEach((h) => { d += ` L${x(h.time).toFixed(1)},${y(h.outcomes).toFixed(1)}`; });
+    svg.append(el("path", { class: "line", d }));
+    axes(svg, String(n), "0", clock(t0) + " UTC", clock(t1));
+  }
+
+  function plotRecommended(history, names) {
+    const svg = document.getElementById("recommended-plot");
+    svg.replaceChildren();
+    if (!history.length) return;
+    const n = history[history.length - 1].outcomes, k = names.length;
+    const x = (v) => L + (W - L - R) * v / Math.max(n, 1), y = (i) => T + (H - B - T) * (i + 0.5) / k;
+    let d = "";
+    history.forEach((h, i) => {
+      const yy = y(names.indexOf(h.recommended)).toFixed(1);
+      d += i ? ` H${x(h.outcomes).toFixed(1)} V${yy}` : `M${x(h.outcomes).toFixed(1)},${yy}`;
+    });
+    svg.append(el("path", { class: "line", d }));
+    names.forEach((name, i) => { if (k <= 12 || i % Math.ceil(k / 12) === 0) svg.append(el("text", { x: L - 6, y: y(i) + 4, "text-anchor": "end" }, name)); });
+    svg.append(el("line", { class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B }));
+    svg.append(el("text", { x: L, y: H - 6 }, "outcome 1"));
+    svg.append(el("text", { x: W - R, y: H - 6, "text-anchor": "end" }, String(n)));
+  }
+
+  function fill(tbody, rows) {
+    tbody.replaceChildren(...rows.map((cells) => {
+      const tr = document.createElement("tr");
+      cells.forEach(([text, cls, tag]) => {
+        const td = document.createElement(tag || "td");
+        if (cls) td.className = cls;
+        td.textContent = text;
+        tr.append(td);
+      });
+      return tr;
+    }));
+  }
+
+  function show(s) {
+    ["recommended", "outcomes", "impressions", "expired", "open"].forEach((k) => { document.getElementById(k).textContent = s[k]; });
+    document.getElementById("arms-left").textContent = s.arms_left;
+    const settled = document.getElementById("settled");
+    settled.textContent = s.settled ? "settled" : "not settled";
+    settled.classList.toggle("done", s.settled);
+    fill(document.querySelector("#leaderboard tbody"), s.leaderboard.map((r, i) => [
+      [String(i + 1), "num"], [r.name], [r.score.toFixed(2), "num"], [`${r.low.toFixed(2)} … ${r.high.toFixed(2)}`],
+      [String(r.comparisons), "num"]]));
+    const names = s.rankers.map((r) => r.name);
+    fill(document.querySelector("#matrix tbody"), names.map((name, i) => [[name, "", "th"]].concat(names.map((_, j) =>
+      [i === j ? "–" : `${s.matrix.wins[i][j]} / ${s.matrix.comparisons[i][j]}`, "num"]))));
+    plotOutcomes(s.history);
+    plotRecommended(s.history, names);
+  }
+
+  async function refresh() {
+    try {
+      const r = await fetch(root.dataset.state, { cache: "no-store", credentials: "same-origin" });
+      if (r.ok) show(await r.json());
+    } catch (e) { /* the next refresh tries again */ }
+  }
+
+  refresh();
+  setInterval(refresh, 5000);
+})();
