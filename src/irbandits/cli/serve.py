@@ -31,6 +31,7 @@ def serve(
         raise IrbanditsError(f"irbandits serve needs the service extra ({exc.name} is missing): "
                              f"pip install 'irbandits[service]'") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)  # one line per plugin at start
     settings = Settings(db_url=db, lease_seconds=lease, admin_token=os.environ.get("IRBANDITS_ADMIN_TOKEN") or None)
     app = create_app(settings)
     links = {}
