@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from irbandits.cli import app as cli
+from irbandits.judging.topk import TopKProcess
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trec-dl-2021-passage"
 
@@ -181,4 +182,8 @@ def test_dl2021_preference_campaign_over_http_gives_the_cli_qrels(service, live,
     for best in (False, True):
         api = service.admin("GET", f"/api/campaigns/{cid}/qrels", params={"best": int(best)}).text
         cli_qrels = irbandits("judge", "qrels", "--state", state, *(["--best"] if best else []))
-        assert api == cli_qrels and len({line.split()[0] for line in api.splitlines()}) == 53
+        # with n=2 a noisy prune can keep no item (wins > 1 needs both games won), so a finished
+        # topic may have no qrels lines: compare with the topics the CLI's process ranks
+        ranked = {topic for topic, items in TopKProcess.load(state).top(best=best).items() if items}
+        assert len(ranked) >= 45
+        assert api == cli_qrels and {line.split()[0] for line in api.splitlines()} == ranked
