@@ -226,9 +226,8 @@ def _run_parallel(tasks: list[tuple], jobs: int, horizon: int, done: Callable, a
 
     try:
         while unfinished:
-            for future in wait(unfinished, timeout=0.2, return_when=FIRST_COMPLETED).done:
-                finish(future)
-            while True:
+            finished = wait(unfinished, timeout=0.2, return_when=FIRST_COMPLETED).done
+            while True:  # the steps reported so far first, then the runs finished meanwhile
                 try:
                     i, steps = queue.get_nowait()
                 except Empty:
@@ -236,6 +235,8 @@ def _run_parallel(tasks: list[tuple], jobs: int, horizon: int, done: Callable, a
                 if reported[i] < horizon:
                     reported[i] += steps
                     advance(steps)
+            for future in finished:
+                finish(future)
     except BaseException:
         for future in list(unfinished):
             if future.done() and not future.cancelled() and future.exception() is None:
