@@ -6,10 +6,12 @@ impression -> lists -> clicks cycle over loopback.
 
 For each database (the servers and fresh databases of ``service_load.py``) it creates a 10-ranker
 ``RUCB`` team-draft experiment with one client token and runs two loads of ``--seconds`` each with
-``--clients`` concurrent clients (asyncio + httpx, one connection each; every ranker's list is 10 of
-a query's 30 documents, the user clicks a random shown result):
+``--clients`` concurrent clients (asyncio, one keep-alive connection each, the minimal HTTP client of
+``service_load.py``; every ranker's list is 10 of a query's 30 documents, the user clicks a random
+shown result):
 
-- ``steady``: full cycles/s, p50 / p99 of each call, errors;
+- ``steady``: full cycles/s, p50 / p99 of each call, errors, the CPU time the server and the clients
+  spent per cycle, and the load average before and after (the rate depends on what else runs);
 - ``SIGKILL``: the same with the server killed by SIGKILL half-way and started again on the same
   database; a client retries a call that got no answer (a retried outcome that the server had
   committed gets 409: applied once). Afterwards every acknowledged outcome is in the outcomes table
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -32,10 +35,16 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from service_load import ADMIN, Server, admin, fresh_database, pct  # noqa: E402
+from service_load import (ADMIN, Connection, Server, add_db_option, admin, fresh_database, pct,  # noqa: E402
+                          run_and_print)
 
 RANKERS = [f"ranker{i}" for i in range(10)]
 CALLS = ("impression", "lists", "clicks")
+SCENARIOS = ("steady", "SIGKILL")
+# each ranker's list for each of 1000 queries: 10 of the query's 30 documents (made once: the clients
+# must not spend more CPU than the server they measure)
+LISTS = {(q, x): [f"q{q}-d{d}" for d in np.random.default_rng([q, i]).permutation(30)[:10]]
+         for q in range(1000) for i, x in enumerate(RANKERS)}
 
 
 class Load:
@@ -44,57 +53,64 @@ class Load:
         self.errors: Counter = Counter()
         self.acked: list[int] = []   # impressions whose outcome was acknowledged (200)
         self.cycles = 0
+        self.cpu_killed = 0.0        # CPU seconds of a server killed mid-run
 
 
-async def call(http, load: Load, name: str, path: str, body: dict, stop: float):
-    """POST, retried while the server is down; returns the response (None when the load ended)."""
+async def call(http: Connection, load: Load, name: str, path: str, body: dict, stop: float):
+    """POST, retried while the server is down; returns ``(status, body)`` (None when the load ended)."""
     while time.time() < stop + 30:
         t0 = time.perf_counter()
         try:
-            r = await http.post(path, json=body)
-        except httpx.TransportError as exc:
+            status, data = await asyncio.wait_for(http.request("POST", path, body), 10)
+        except (ConnectionError, asyncio.TimeoutError) as exc:
             load.errors[f"unavailable ({type(exc).__name__})"] += 1
+            if http.writer is not None:
+                http.writer.close()
+                http.writer = None
             await asyncio.sleep(0.1)
             continue
         load.lat[name].append(time.perf_counter() - t0)
-        return r
+        return status, data
     return None
 
 
-async def client(url: str, eid: int, token: str, load: Load, stop: float, rng) -> None:
-    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
-        while time.time() < stop:
-            r = await call(http, load, "impression", f"/api/experiments/{eid}/impressions", {}, stop)
-            if r is None or r.status_code != 201:
-                load.errors[f"impression {getattr(r, 'status_code', '-')}"] += 1
-                continue
-            iid, (a, b) = r.json()["impression"], r.json()["rankers"]
-            q = int(rng.integers(1000))
-            lists = {x: [f"q{q}-d{d}" for d in np.random.default_rng([q, RANKERS.index(x)]).permutation(30)[:10]]
-                     for x in (a, b)}
-            r = await call(http, load, "lists", f"/api/impressions/{iid}/lists", {"lists": lists}, stop)
-            if r is None or r.status_code != 200:
-                load.errors[f"lists {getattr(r, 'status_code', '-')}"] += 1   # a retry after a crash: 409
-                continue
-            shown = r.json()["list"]
-            r = await call(http, load, "clicks", f"/api/impressions/{iid}/clicks",
-                           {"clicks": [int(rng.integers(len(shown)))]}, stop)
-            if r is not None and r.status_code == 200:
-                load.acked.append(iid)
-                load.cycles += 1
-            elif r is not None and r.status_code == 409:
-                load.errors["clicks 409 on a retry (committed before the crash)"] += 1
-            else:
-                load.errors[f"clicks {getattr(r, 'status_code', '-')}"] += 1
+async def client(server: Server, eid: int, token: str, load: Load, stop: float, rng) -> None:
+    http = Connection(server.port, token)
+    while time.time() < stop:
+        r = await call(http, load, "impression", f"/api/experiments/{eid}/impressions", {}, stop)
+        if r is None or r[0] != 201:
+            load.errors[f"impression {r and r[0]}"] += 1
+            continue
+        got = json.loads(r[1])
+        iid, (a, b) = got["impression"], got["rankers"]
+        q = int(rng.integers(1000))
+        r = await call(http, load, "lists", f"/api/impressions/{iid}/lists", {"lists": {x: LISTS[q, x] for x in (a, b)}},
+                       stop)
+        if r is None or r[0] != 200:
+            load.errors[f"lists {r and r[0]}"] += 1   # a retry after a crash: 409
+            continue
+        shown = json.loads(r[1])["list"]
+        r = await call(http, load, "clicks", f"/api/impressions/{iid}/clicks",
+                       {"clicks": [int(rng.integers(len(shown)))]}, stop)
+        if r is not None and r[0] == 200:
+            load.acked.append(iid)
+            load.cycles += 1
+        elif r is not None and r[0] == 409:
+            load.errors["clicks 409 on a retry (committed before the crash)"] += 1
+        else:
+            load.errors[f"clicks {r and r[0]}"] += 1
+    if http.writer is not None:
+        http.writer.close()
 
 
 async def run_load(server: Server, eid: int, token: str, clients: int, seconds: float, kill_after) -> Load:
     load = Load()
     stop = time.time() + seconds
-    tasks = [asyncio.create_task(client(server.url, eid, token, load, stop, np.random.default_rng(i)))
+    tasks = [asyncio.create_task(client(server, eid, token, load, stop, np.random.default_rng(i)))
              for i in range(clients)]
     if kill_after is not None:
         await asyncio.sleep(kill_after)
+        load.cpu_killed = server.cpu_seconds()
         server.kill()
         await asyncio.to_thread(server.start)
     await asyncio.gather(*tasks)
@@ -141,19 +157,24 @@ def bench(db: str, args) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         server = Server(fresh_database(db, tmp), tmp).start()
-        for scenario in ("steady", "SIGKILL"):
+        for scenario in args.scenario or SCENARIOS:
             eid = httpx.post(f"{server.url}/api/experiments", headers=admin(), json=dict(
                 name=scenario, rankers=RANKERS, algorithm="RUCB", comparison="team-draft", seed=1)).json()["id"]
             token = httpx.post(f"{server.url}/api/experiments/{eid}/clients", headers=admin(),
                                json={"name": "load"}).json()["token"]
-            start = time.time()
+            start, cpu, client_cpu, loadavg = time.time(), server.cpu_seconds(), time.process_time(), os.getloadavg()[0]
             load = asyncio.run(run_load(server, eid, token, args.clients, args.seconds,
                                         args.seconds / 2 if scenario == "SIGKILL" else None))
             elapsed = time.time() - start
+            cpu = load.cpu_killed - cpu + server.cpu_seconds()   # killed server's share + the restarted one's (from 0)
+            client_cpu = time.process_time() - client_cpu
             row = dict(db=db.split(":")[0].split("+")[0], scenario=scenario, cycles=load.cycles,
                        cycles_per_s=round(load.cycles / elapsed, 1),
                        **{f"{c}_p50_ms": pct(load.lat[c], 50) for c in CALLS},
-                       **{f"{c}_p99_ms": pct(load.lat[c], 99) for c in CALLS}, errors=dict(load.errors) or 0)
+                       **{f"{c}_p99_ms": pct(load.lat[c], 99) for c in CALLS},
+                       server_cpu_ms_per_cycle=round(1000 * cpu / max(load.cycles, 1), 2),
+                       client_cpu_ms_per_cycle=round(1000 * client_cpu / max(load.cycles, 1), 2),
+                       loadavg=f"{loadavg:.1f}-{os.getloadavg()[0]:.1f}", errors=dict(load.errors) or 0)
             if scenario == "SIGKILL":
                 row.update(check_after_crash(server, eid, load))
             rows.append(row)
@@ -167,14 +188,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=60, help="length of each load")
     ap.add_argument("--clients", type=int, default=8, help="concurrent front ends")
-    ap.add_argument("--db", action="append", help="sqlite, or a postgresql+psycopg:// URL (repeat); default "
-                                                  "sqlite, then IRBANDITS_TEST_PG_URL when set")
-    args = ap.parse_args()
-    dbs = args.db or ["sqlite"] + ([os.environ["IRBANDITS_TEST_PG_URL"]] if os.environ.get("IRBANDITS_TEST_PG_URL") else [])
-    rows = [row for db in dbs for row in bench(db, args)]
-    import pandas as pd
-
-    print(pd.DataFrame(rows).to_string(index=False))
+    ap.add_argument("--scenario", action="append", choices=SCENARIOS,
+                    help="run only this load (repeat); default: steady, then SIGKILL")
+    add_db_option(ap)
+    run_and_print(bench, ap.parse_args())
 
 
 if __name__ == "__main__":

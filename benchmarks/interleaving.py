@@ -9,6 +9,13 @@ one numba thread in CPU seconds (so other jobs on a shared machine do not count 
 on all cores in wall-clock seconds; compile time excluded. Target (issue 3): >= 1,000,000
 team-draft comparisons per second per core. The projection is for 136 rankers (MSLR-WEB30K
 features) at 400,000 comparisons per pair, the MergeDTS paper's matrix.
+
+Then, side by side at lengths 10 and 50, one comparison at a time as a live system makes it
+(interleave two fixed rankings, credit one click; team-draft and probabilistic): the kernels in a
+compiled loop (the ceiling: no Python at all), the kernels called from Python with buffers the
+caller keeps, the reusable :class:`~irbandits.clicks.interleaving.Interleaver`, and the old one-off
+``interleave()`` call (a new list, then ``credit``). Target (issue 16): the Interleaver within 2x of
+the kernels called from Python.
 """
 
 from __future__ import annotations
@@ -19,7 +26,10 @@ from pathlib import Path
 
 import numba
 
-from irbandits.clicks.interleaving import METHODS
+import numpy as np
+from numba import njit
+
+from irbandits.clicks.interleaving import METHODS, Interleaver, get_method, interleave
 from irbandits.clicks.ltr import read_ltr
 from irbandits.clicks.matrix import estimate_matrix
 
@@ -34,6 +44,62 @@ def rate(rankers, method: str, comparisons: int, jobs: int, clock=time.perf_coun
     start = clock()
     estimate_matrix(rankers, "navigational", method, comparisons, jobs=jobs, progress=False)
     return pairs * comparisons / (clock() - start)
+
+
+@njit
+def _kernel_loop(interleave_k, credit_k, a, b, rng, shown, assign, prob, clicks, n):
+    total = 0.0
+    for _ in range(n):
+        m = interleave_k(a, len(a), b, len(b), rng, shown, assign, prob)
+        clicks[:] = False
+        clicks[m // 2] = True
+        total += credit_k(a, len(a), b, len(b), shown, m, assign, prob, clicks)
+    return total
+
+
+def live_rates(method: str, length: int, seconds: float = 1.0) -> tuple[float, float, float, float]:
+    """Comparisons per second: the kernels in a compiled loop, the kernels called from Python with
+    preallocated buffers, the Interleaver, the old interleave() (given a generator)."""
+    gen = np.random.default_rng(0)
+    a, b = gen.permutation(2 * length)[:length], gen.permutation(2 * length)[:length]
+    m = get_method(method)
+    from irbandits.rng import new_rng
+
+    bufs = (new_rng(0), np.empty(length, np.int64), np.empty(length, np.int64), np.empty(length),
+            np.zeros(length, np.bool_))
+    _kernel_loop(m.interleave, m.credit, a, b, *bufs, 10)
+    n = 200_000
+    start = time.process_time()
+    _kernel_loop(m.interleave, m.credit, a, b, *bufs, n)
+    kernels = n / (time.process_time() - start)
+
+    def timed(step) -> float:
+        step()
+        count, start = 0, time.process_time()
+        while time.process_time() - start < seconds:
+            for _ in range(200):
+                step()
+            count += 200
+        return count / (time.process_time() - start)
+
+    rng, shown, assign, prob, clicks = bufs
+    ik, ck, na = m.interleave, m.credit, len(a)
+
+    def raw():
+        k = ik(a, na, b, na, rng, shown, assign, prob)
+        clicks[:] = False
+        clicks[k // 2] = True
+        ck(a, na, b, na, shown, k, assign, prob, clicks)
+
+    il, click = Interleaver(method, length), [length // 2]
+
+    def reusable():
+        il.interleave(a, b)
+        il.credit(click)
+
+    al, bl = a.tolist(), b.tolist()
+    old = timed(lambda: interleave(method, al, bl, rng=rng, length=length).credit(click))
+    return kernels, timed(raw), timed(reusable), old
 
 
 def main() -> None:
@@ -55,7 +121,14 @@ def main() -> None:
         hours = MSLR_COMPARISONS / allc / 3600
         print(f"{name:<26}{one:>15,.0f}{verdict:>9}{allc:>18,.0f}   "
               f"{MSLR_COMPARISONS / one / 3600:.2f} core-hours, {hours:.2f} h on these {cores} cores")
-
+    print("\none comparison at a time (interleave + credit one click), per second on one core:")
+    print(f"{'method':<15}{'length':>7}{'compiled loop':>15}{'kernels':>10}{'Interleaver':>13}"
+          f"{'interleave()':>14}{'kernels/Interleaver':>21}")
+    for name in ("team-draft", "probabilistic"):
+        for length in (10, 50):
+            loop, k, r, old = live_rates(name, length)
+            print(f"{name:<15}{length:>7}{loop:>15,.0f}{k:>10,.0f}{r:>13,.0f}{old:>14,.0f}{k / r:>19.1f}x"
+                  f"{'  ok' if k / r <= 2 else '  MISSED'}")
 
 if __name__ == "__main__":
     main()

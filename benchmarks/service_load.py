@@ -14,8 +14,9 @@ each; an assessor answers from the qrels grades):
   what else runs; the CPU per answer much less);
 - ``SIGKILL``: the same, with the server killed by SIGKILL half-way and started again on the same
   database; clients retry what failed (an answer with the same ``client_id``). Afterwards every
-  acknowledged answer must be in the judgments export exactly once, and the process state that a
-  fresh app rebuilds from the database must equal a replay of the exported answers.
+  acknowledged answer must be in the judgments log (``?log=1``: target answers and quality checks)
+  exactly once, and the process state that a fresh app rebuilds from the database must equal a
+  replay of the exported answers.
 
 Everything is bounded: each request times out after 10 s, each load stops after ``--seconds``.
 """
@@ -221,7 +222,10 @@ def check_after_crash(server: Server, cid: int, load: Load) -> dict:
 
     lines = [line.split() for line in httpx.get(f"{server.url}/api/campaigns/{cid}/judgments", headers=admin(),
                                                 timeout=60).text.splitlines()]
-    exported = Counter((int(a), t, *sorted((l, r))) for t, l, r, _, a, _ in lines)
+    log = [line.split() for line in httpx.get(f"{server.url}/api/campaigns/{cid}/judgments?log=1", headers=admin(),
+                                              timeout=60).text.splitlines()]
+    # acknowledged answers include quality checks: the whole log (less retractions) holds them all
+    exported = Counter((int(a), t, *sorted((l, r))) for t, l, r, _, a, _, kind in log if kind != "retract")
     acked = Counter((a, t, *sorted((l, r))) for a, t, l, r in load.acked)
     missing = sum(1 for k in acked if exported[k] == 0)
     twice = sum(1 for k in acked if exported[k] > 1) + sum(1 for v in acked.values() if v > 1)
@@ -277,18 +281,26 @@ def bench(db: str, args) -> list[dict]:
     return rows
 
 
+def add_db_option(ap: argparse.ArgumentParser) -> None:
+    """``--db``, shared with the experiments' load benchmark."""
+    ap.add_argument("--db", action="append", help="sqlite, or a postgresql+psycopg:// URL (repeat); default "
+                                                  "sqlite, then IRBANDITS_TEST_PG_URL when set")
+
+
+def run_and_print(bench, args) -> None:
+    """``bench(db, args)`` on every database of ``--db``; one table of all rows."""
+    import pandas as pd
+
+    dbs = args.db or ["sqlite"] + ([os.environ["IRBANDITS_TEST_PG_URL"]] if os.environ.get("IRBANDITS_TEST_PG_URL") else [])
+    print(pd.DataFrame([row for db in dbs for row in bench(db, args)]).to_string(index=False))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=60, help="length of each load")
     ap.add_argument("--assessors", type=int, default=50, help="concurrent simulated assessors")
-    ap.add_argument("--db", action="append", help="sqlite, or a postgresql+psycopg:// URL (repeat); default "
-                                                  "sqlite, then IRBANDITS_TEST_PG_URL when set")
-    args = ap.parse_args()
-    dbs = args.db or ["sqlite"] + ([os.environ["IRBANDITS_TEST_PG_URL"]] if os.environ.get("IRBANDITS_TEST_PG_URL") else [])
-    rows = [row for db in dbs for row in bench(db, args)]
-    import pandas as pd
-
-    print(pd.DataFrame(rows).to_string(index=False))
+    add_db_option(ap)
+    run_and_print(bench, ap.parse_args())
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Suite-wide hooks: with ``IRBANDITS_TEST_STRICT=1`` (set by ``.ci/run``) a test that skips because
-PostgreSQL, chromium, playwright or the service extra is missing fails instead, so CI never passes
+PostgreSQL, chromium, playwright, the service extra or Ray is missing fails instead, so CI never passes
 by skipping the database and browser suites."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-MISSING = ("PostgreSQL", "chromium", "playwright", "fastapi")
+MISSING = ("PostgreSQL", "chromium", "playwright", "fastapi", "Ray")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -154,10 +154,44 @@ def test_matrix_command_writes_a_loadable_problem_and_reports_the_winner(tmp_pat
     (["--rankers", "1-x"], "--rankers: '1-x'"),
     (["--rankers", "1,70"], "feature 70 of the file) does not exist; the data has 64 features"),
     (["--query-file", "nonexistent.query"], "nonexistent.query: no such file"),
+    (["--length", "0"], "--length must be a whole number >= 1 (results per list), got '0'"),
+    (["--length=-3"], "--length must be a whole number >= 1 (results per list), got '-3'"),
+    (["--length", "2.5"], "--length must be a whole number >= 1 (results per list), got '2.5'"),
 ])
 def test_matrix_command_mistakes_are_one_line(tmp_path, args, message):
     r = irbandits("matrix", "--ltr", NP2004, "--comparisons", "10", "--out", str(tmp_path / "m.txt"), *args)
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+LGBM_TEST = "../shared/data/ltr/lightgbm-lambdarank-sample/rank.test"
+
+
+def test_length_option_of_matrix_and_simulate_ltr(tmp_path):
+    """--length sets the lists' length in `matrix` and `simulate --ltr` (in this process: compiled once)."""
+    from typer.testing import CliRunner
+
+    from irbandits.cli import app
+    from irbandits.errors import IrbanditsError
+
+    def run(command, *args):
+        return CliRunner().invoke(app, [command, "--ltr", LGBM_TEST, "--rankers", "1-3", *map(str, args)])
+
+    matrices = {}
+    for length in (5, 20):
+        r = run("matrix", "--comparisons", "300", "--length", length, "--out", tmp_path / f"m{length}.txt",
+                "--no-progress")
+        assert r.exit_code == 0, r.output
+        assert f"lists of {length};" in " ".join(r.output.split())  # rich wraps at 80 columns
+        matrices[length] = PreferenceMatrix.load(tmp_path / f"m{length}.txt").p
+    assert matrices[5].shape == (3, 3) and not np.array_equal(matrices[5], matrices[20])  # same seed, other lists
+    r = run("simulate", "--length", "5", "--matrix", tmp_path / "m5.txt", "-a", "RUCB", "--horizon", "200",
+            "--runs", "1", "--out", tmp_path / "sim", "--no-progress")
+    assert r.exit_code == 0, r.output
+    assert "length=5)" in (tmp_path / "sim" / "config.json").read_text()
+    for bad in ("0", "-1", "abc"):
+        r = run("simulate", "--length", bad, "-a", "RUCB", "--out", tmp_path / "bad")
+        assert isinstance(r.exception, IrbanditsError) and str(r.exception) == \
+            f"--length must be a whole number >= 1 (results per list), got '{bad}'"
 
 
 def test_full_simulation_is_the_same_for_every_worker_count(lgbm):

@@ -238,3 +238,45 @@ def test_rmed1_kweight():
     assert RMED1(136).state["arrays"]["params"][0] == pytest.approx(0.3 * 136**1.01)
     with pytest.raises(IrbanditsError, match="kweight"):
         RMED1(5, kweight=-1)
+
+
+# ----- RMED2 / RMED2FH ---------------------------------------------------------------------------
+def test_rmed2_explores_every_pair_alpha_loglog_t_times():
+    from irbandits.dueling import RMED2, RMED2FH
+
+    P = get_problem("arithmetic")
+    for algo, level in ((RMED2(P.K, seed=1), math.ceil(3 * math.log(math.log(20_000) + 0.01))),
+                        (RMED2FH(P.K, seed=1, horizon=10**6), math.ceil(3 * math.log(math.log(10**6) + 0.01)))):
+        run_one(algo, P, 20_000, seed=1)
+        N = algo.wins + algo.wins.T
+        assert N[~np.eye(P.K, dtype=bool)].min() >= level, algo.name
+
+
+def test_rmed2fh_fixes_b_once_and_needs_the_horizon():
+    from irbandits.dueling import RMED2FH
+
+    P = get_problem("arxiv")
+    algo = RMED2FH(P.K, seed=2, horizon=50_000)
+    bfix = algo._st[algo._names.index("bfix")]
+    run_one(algo, P, 5_000, seed=2)
+    first = bfix.copy()
+    assert (first >= 0).all()
+    run_one(algo, P, 20_000, seed=3)
+    assert np.array_equal(bfix, first)
+    with pytest.raises(IrbanditsError, match="horizon"):
+        RMED2FH(P.K)
+
+
+def test_rmed2_compares_with_the_estimated_regret_optimal_arm():
+    """On arithmetic the winner 0 beats arm l by 0.05 l: b(l) = 0 for every l, so late in a run
+    nearly every duel that is not the winner's self-duel is (l, 0). (RMED2FH fixes b(l) from
+    early estimates, so it need not.)"""
+    from irbandits.dueling import RMED2
+
+    P = get_problem("arithmetic")
+    algo = RMED2(P.K, seed=4)
+    run_one(algo, P, 100_000, seed=4)
+    W0 = algo.wins.copy()
+    run_one(algo, P, 100_000, seed=5)
+    N = (algo.wins - W0) + (algo.wins - W0).T
+    assert N[0].sum() >= 0.95 * N.sum() / 2

@@ -43,20 +43,26 @@ import pyarrow.csv as pcsv
 from irbandits.errors import IrbanditsError
 
 
-def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(line_number, fields)`` for every non-blank line of a plain or gzipped text file."""
+def _text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)`` of a plain or gzipped UTF-8 text file; a missing or unreadable
+    file is one clear error."""
     path = Path(path)
     if not path.is_file():
         raise IrbanditsError(f"{path}: no such file")
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
-            for number, line in enumerate(fh, 1):
-                fields = line.split()
-                if fields:
-                    yield number, fields
-    except (OSError, UnicodeDecodeError) as exc:
+            yield from enumerate(fh, 1)
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         raise IrbanditsError(f"{path}: cannot read ({exc})") from None
+
+
+def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line_number, fields)`` for every non-blank line of a plain or gzipped text file."""
+    for number, line in _text_lines(path):
+        fields = line.split()
+        if fields:
+            yield number, fields
 
 
 def _where(path, number: int, column: int | None = None) -> str:
@@ -359,3 +365,21 @@ def read_judgments(path: str | Path) -> pd.DataFrame:
                                  f"{left} nor {right}")
         rows.append((number, topic, left, right, winner))
     return pd.DataFrame(rows, columns=["line", "topic", "left", "right", "winner"])
+
+
+def json_lines(path: str | Path) -> Iterator[tuple[str, dict]]:
+    """Yield ``(where, object)`` for every JSON line of a plain or gzipped file (``where`` is
+    ``"PATH, line N"`` for messages); blank lines and lines starting with ``#`` are skipped."""
+    import json
+
+    for number, line in _text_lines(path):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise IrbanditsError(f"{_where(path, number)}: not JSON ({exc.msg})") from None
+        if not isinstance(obj, dict):
+            raise IrbanditsError(f"{_where(path, number)}: expected a JSON object {{...}}")
+        yield _where(path, number), obj

@@ -66,9 +66,14 @@ def plot_regret(table: pd.DataFrame, path: str | Path, column: str = "regret", t
         else:
             ax.xaxis.set_major_formatter(lambda x, _: f"{x:,.0f}")
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize="small")
     fig.suptitle(title or f"cumulative {column.replace('_', ' ')} ({_about(table)}; mean ± 1 SE)")
-    fig.tight_layout()
+    if curves.algorithm.nunique() <= 8:
+        axes[0][0].legend(fontsize="small")
+        fig.tight_layout()
+    else:  # many algorithms: the legend gets its own column to the right instead of hiding curves
+        fig.set_figwidth(14)
+        axes[0][1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+        fig.tight_layout()
     return _save(plt, fig, path)
 
 
@@ -121,5 +126,41 @@ def plot_accuracy(table: pd.DataFrame, path: str | Path, title: str = "", window
                   "accuracy (fraction of runs recommending a winner)", fontsize="medium")
     fig.suptitle(f"{title or f'accuracy ({_about(table)})'}\nsmoothed over {window} checkpoints; band: ± 1 SE "
                  f"across runs", fontsize="medium")
+    fig.tight_layout()
+    return _save(plt, fig, path)
+
+
+def plot_grid(cells: pd.DataFrame, params: list[str], path: str | Path, value: str = "regret_mean",
+              title: str = "", label: str = "final regret (mean over runs)") -> Path:
+    """Heat map of ``value`` (lower is better) over a parameter grid: one row of ``cells`` per setting,
+    the ``params`` columns holding its values. The last parameter runs along the x axis, the others'
+    combinations down the y axis; every cell is labelled and the best (lowest) one framed and starred."""
+    from matplotlib.colors import LogNorm
+
+    plt = _pyplot()
+    x_param, y_params = params[-1], params[:-1]
+    xs = list(dict.fromkeys(cells[x_param]))
+    ys = list(dict.fromkeys(zip(*(cells[p] for p in y_params)))) if y_params else [()]
+    grid = np.full((len(ys), len(xs)), np.nan)
+    for row in cells.itertuples(index=False):
+        r = row._asdict()
+        grid[ys.index(tuple(r[p] for p in y_params)), xs.index(r[x_param])] = r[value]
+    fig, ax = plt.subplots(figsize=(max(6.0, 2.4 + 1.2 * len(xs)), 2.0 + 0.55 * len(ys)))
+    finite = grid[np.isfinite(grid)]
+    norm = LogNorm(finite.min(), finite.max()) if finite.min() > 0 and finite.max() > 30 * finite.min() else None
+    image = ax.imshow(grid, cmap="viridis_r", norm=norm, aspect="auto")
+    fig.colorbar(image, ax=ax, label=f"{label}\nlower is better")
+    best = np.unravel_index(np.nanargmin(grid), grid.shape)
+    for (i, j), v in np.ndenumerate(grid):
+        text = "" if np.isnan(v) else f"{v:,.4g}" + (" ★" if (i, j) == best else "")
+        ax.text(j, i, text, ha="center", va="center", fontsize="small", fontweight="bold" if (i, j) == best else None,
+                color="white" if image.norm(v) > 0.55 else "black")
+    ax.add_patch(plt.Rectangle((best[1] - 0.5, best[0] - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
+    ax.set_xticks(range(len(xs)), [str(x) for x in xs])
+    ax.set_xlabel(x_param)
+    ax.set_yticks(range(len(ys)), [", ".join(map(str, y)) for y in ys] if y_params else [""])
+    ax.set_ylabel(", ".join(y_params))
+    setting = [f"{p}={v}" for p, v in zip(y_params, ys[best[0]])] + [f"{x_param}={xs[best[1]]}"]
+    ax.set_title("\n".join(filter(None, [title, f"{label}; best (★): {', '.join(setting)}"])), fontsize="medium")
     fig.tight_layout()
     return _save(plt, fig, path)

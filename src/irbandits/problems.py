@@ -195,6 +195,84 @@ class PreferenceMatrix:
             return np.array([self.condorcet_winner])
         return self.copeland_winners
 
+    @cached_property
+    def copeland_losses(self) -> int:
+        """L_C: the most arms any Copeland winner loses to (p_ij < 0.5; thesis ch. 7, Definition 7.2)."""
+        return int(max((self.p[i] < 0.5).sum() for i in self.copeland_winners))
+
+    # ----- gaps and the assumptions of IF and BTM -------------------------------------------------
+    @cached_property
+    def smallest_gap(self) -> float:
+        """Delta_min = min |p_ij - 0.5| over the pairs that do not tie (MergeDTS paper Eq. 4; thesis
+        ch. 7 takes all pairs, ties included); NaN when every pair ties."""
+        D = np.abs(self.p - 0.5)[~np.eye(self.K, dtype=bool)]
+        D = D[D > TOLERANCE]
+        return float(D.min()) if len(D) else float("nan")
+
+    @cached_property
+    def winner_gap(self) -> float | None:
+        """The Condorcet winner's smallest margin min_j p_1j - 0.5 (the Delta_min of IF and BTM,
+        thesis 2.2), or None without a Condorcet winner."""
+        if self.condorcet_winner is None:
+            return None
+        return float(np.delete(self.p[self.condorcet_winner], self.condorcet_winner).min() - 0.5)
+
+    def transitivity_violation(self) -> tuple[int, int, int] | None:
+        """The triple (i, j, k) that most violates strong stochastic transitivity, or None if it
+        holds: whenever Delta_ij >= 0 and Delta_jk >= 0, Delta_ik >= max(Delta_ij, Delta_jk), with
+        Delta_ij = p_ij - 0.5 (seed 000, section 2; the thesis states it for a total order)."""
+        return self._worst_triple(lambda dij, djk, dik: np.maximum.outer(dij, djk) - dik)
+
+    def triangle_violation(self) -> tuple[int, int, int] | None:
+        """The triple (i, j, k) that most violates the stochastic triangle inequality, or None if it
+        holds: whenever Delta_ij >= 0 and Delta_jk >= 0, Delta_ik <= Delta_ij + Delta_jk."""
+        return self._worst_triple(lambda dij, djk, dik: dik - np.add.outer(dij, djk))
+
+    def _worst_triple(self, excess) -> tuple[int, int, int] | None:
+        """The triple with the largest ``excess(Delta_ij, Delta_jk, Delta_ik)`` (> 1e-9) over the
+        triples with Delta_ij >= 0 and Delta_jk >= 0; one middle arm j at a time (K^2 memory)."""
+        D = self.p - 0.5
+        worst, triple = 1e-9, None
+        for j in range(self.K):
+            I, Kk = np.flatnonzero(D[:, j] >= 0), np.flatnonzero(D[j] >= 0)
+            e = excess(D[I, j], D[j, Kk], D[np.ix_(I, Kk)])
+            a, b = np.unravel_index(np.argmax(e), e.shape)
+            if e[a, b] > worst:
+                worst, triple = e[a, b], (int(I[a]), j, int(Kk[b]))
+        return triple
+
+    def describe(self) -> list[tuple[str, str]]:
+        """What ``irbandits problems --describe`` shows: winners of every kind, L_C, the smallest
+        gaps and whether strong stochastic transitivity and the triangle inequality hold."""
+
+        def arms(idx, most: int = 10) -> str:
+            names = [self.arms[i] for i in idx]
+            return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+        def delta(i: int, j: int) -> str:
+            return f"Delta({self.arms[i]}, {self.arms[j]}) = {self.p[i, j] - 0.5:.4g}"
+
+        cw = self.condorcet_winner
+        wins = int(round(self.copeland_scores.max() * (self.K - 1)))
+        rows = [("arms", str(self.K)),
+                ("Condorcet winner", "none" if cw is None else self.arms[cw]),
+                ("Copeland winners", f"{arms(self.copeland_winners)} (each beats {wins} of {self.K - 1})"),
+                ("L_C", f"{self.copeland_losses} (the most arms a Copeland winner loses to)"),
+                ("smallest gap", f"{self.smallest_gap:.4g} (min |p_ij - 0.5| over pairs that do not tie)")]
+        if cw is not None:
+            rows.append(("winner's smallest gap", f"{self.winner_gap:.4g} (min_j p_wj - 0.5)"))
+        sst, sti = self.transitivity_violation(), self.triangle_violation()
+        rows.append(("strong stochastic transitivity", "holds" if sst is None else
+                     f"violated: {delta(*sst[:2])}, {delta(*sst[1:])} but {delta(sst[0], sst[2])}"))
+        rows.append(("triangle inequality", "holds" if sti is None else
+                     f"violated: {delta(sti[0], sti[2])} > {delta(*sti[:2])} + {delta(*sti[1:])}"))
+        rows.append(("Borda winner(s)", f"{arms(self.borda_winners)} (score {self.borda_scores.max():.4g})"))
+        w = self.von_neumann_winner
+        support = [i for i in np.argsort(-w, kind="stable") if w[i] > 1e-6]
+        rows.append(("von Neumann winner", ", ".join(f"{self.arms[i]}: {w[i]:.3g}" for i in support[:10])
+                     + (f" and {len(support) - 10} more" if len(support) > 10 else "")))
+        return rows
+
     # ----- regret ----------------------------------------------------------------------------
     @cached_property
     def gaps(self) -> np.ndarray:

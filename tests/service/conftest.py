@@ -73,6 +73,7 @@ class Service:
         """(Re)start: a new app on the same database, as after a crash."""
         if getattr(self, "app", None) is not None:
             self.client.close()
+            self.app.state.campaigns.stop()
             self.app.state.engine.dispose()
         self.app = create_app(self.settings)
         self.client = TestClient(self.app)
@@ -131,4 +132,5 @@ def service(settings):
     s = Service(settings)
     yield s
     s.client.close()
+    s.app.state.campaigns.stop()
     s.app.state.engine.dispose()

@@ -213,3 +213,69 @@ def test_concurrent_clients_over_http_each_outcome_applied_once_and_replayed(ser
     service.start()
     after = service.app.state.experiments.experiments[eid].algo.state
     assert (before["rng"] == after["rng"]).all() and (before["arrays"]["W"] == after["arrays"]["W"]).all()
+
+
+class Injected(Exception):
+    """A database failure made up by the test."""
+
+
+def test_a_failed_write_leaves_the_state_of_the_log(service, monkeypatch):
+    """An impression insert that fails after select() ran, and an outcome whose commit reached the
+    database but whose answer did not: memory must equal a rebuild from the tables both times."""
+    eid, front = experiment(service, "MergeDTS:tuned", rankers=[f"r{i}" for i in range(6)], seed=2)
+    log = service.app.state.experiments.log
+    real, fail = log.write, {}
+
+    def write(statement, params):
+        if fail.get("before") is statement:
+            del fail["before"]
+            raise Injected("the insert failed")
+        row = real(statement, params)
+        if fail.get("after") is statement:
+            del fail["after"]
+            raise Injected("the commit's answer was lost")
+        return row
+
+    monkeypatch.setattr(log, "write", write)
+    rng = np.random.default_rng(3)
+
+    def play(n: int) -> None:
+        for _ in range(n):
+            imp = front.impression(eid)
+            front.vote(imp["impression"], imp["rankers"][int(rng.integers(2))])
+
+    play(20)
+    fail["before"] = log.new_impression
+    with pytest.raises(Injected):
+        front.impression(eid)
+    play(15)                                  # the failed select() is not in memory: the pairs go on as logged
+    fail["after"] = log.new_outcome
+    imp = front.impression(eid)
+    with pytest.raises(Injected):
+        front.vote(imp["impression"], "tie")
+    assert status(lambda: front.vote(imp["impression"], "tie")) == 409   # it was stored: applied once
+    play(15)
+    s = front.experiment(eid)
+    assert (s["impressions"], s["outcomes"], s["open"]) == (51, 51, 0)
+    live = service.app.state.experiments.get(eid).algo.state
+    service.start()                           # a fresh rebuild from the tables
+    replayed = service.app.state.experiments.get(eid).algo.state
+    assert (live["rng"] == replayed["rng"]).all()
+    assert all((live["arrays"][k] == replayed["arrays"][k]).all() for k in live["arrays"])
+
+
+def test_demo_experiment_is_played_once_and_its_page_shows_the_leaderboard(service):
+    from irbandits.service.demo import EXPERIMENT, load_demo_experiment
+
+    from .test_pages import login
+
+    first, second = load_demo_experiment(service.app, played=80), load_demo_experiment(service.app, played=80)
+    assert first["id"] == second["id"] and first["token"] != second["token"]   # one experiment, new tokens
+    front = Client("", second["token"], http=service.client)
+    s = front.experiment(first["id"])
+    assert (s["name"], s["impressions"], s["outcomes"], s["open"]) == (EXPERIMENT, 80, 80, 0)
+    assert len(s["leaderboard"]) == 6 and s["recommended"].startswith("arxiv-") and len(s["history"]) == 80
+    assert np.array(s["matrix"]["comparisons"]).sum() > 0
+    assert login(service).status_code == 303
+    page = service.client.get(first["url"])
+    assert page.status_code == 200 and EXPERIMENT.replace("?", "") in page.text and "arxiv-1" in page.text

@@ -59,7 +59,7 @@ def test_preference_campaign_equals_the_judge_cli_loop(service, tmp_path):
     fed, rounds = 0, 0
     while True:
         cli_requests = [tuple(line.split()) for line in irbandits("judge", "requests", "--state", state).splitlines()]
-        assert cli_requests == list(runtime.judge.requests())
+        assert sorted(cli_requests) == sorted(runtime.judge.requests())  # the service routes: its own order
         if not cli_requests or rounds == 500:
             break
         for i, who in enumerate(people):            # a few answers by each, in turn
@@ -139,14 +139,17 @@ def dl2021() -> tuple[str, dict[str, str]]:
 def test_dl2021_preference_campaign_over_http_gives_the_cli_qrels(service, live, tmp_path):
     """Four simulated crowd assessors, each in its own thread with its own HTTP connection, answer the
     whole campaign through uvicorn; the exported answers fed to ``irbandits judge`` give the same qrels.
-    (n=2, m=5 keep it to about 2,400 answers; the small identity test above uses other options.)"""
+    (n=2, m=5 keep it to about 2,400 answers; the small identity test above uses other options.)
+    Quality checks are off: a flag, which can fall on a noisy assessor by chance, takes their answers out
+    of the process and the export, and later answers to pairs that only their answers had opened are then
+    answers the CLI's process never asked for."""
     import threading
 
     import httpx
 
     qrels, queries = dl2021()
     texts = {line.split()[2]: f"passage {line.split()[2]}" for line in qrels.splitlines()}
-    options = dict(n=2, m=5, seed=2021)
+    options = dict(n=2, m=5, seed=2021, test_rate=0)
     cid = service.campaign(name="dl21", kind="preference", topics=queries, texts=texts, qrels=qrels, options=options)
     people = [service.assessor(cid, f"crowd{i}") for i in range(4)]
     failures = []

@@ -48,6 +48,19 @@ def _count(text: str, what: str) -> int:
 JOBS = typer.Option(1, min=0, help="worker processes (0: all cores)")
 
 
+BACKEND = typer.Option("local", help="local (this machine) or ray (a Ray cluster: --address, else a local Ray "
+                       "runtime); results do not depend on it")
+ADDRESS = typer.Option(None, help="with --backend ray: the cluster to join, e.g. 10.0.0.1:6379 or auto "
+                       "(default: start a local Ray runtime for the run)")
+
+
+def _backend(backend: str, workers: int, address: Optional[str]) -> None:
+    """Check ``--backend``, the worker count and ``--address`` before any work starts."""
+    from irbandits.experiments.backends import check_backend
+
+    check_backend(backend, workers, address)
+
+
 def _jobs(jobs: int) -> int:
     """``--jobs``: 0 means every core."""
     return jobs or os.cpu_count() or 1
@@ -168,6 +181,34 @@ def _load_problem(problem: Optional[str], matrix: Optional[Path]):
     return PreferenceMatrix.load(check_file(matrix, "--matrix")) if matrix else get_problem(problem or "arxiv")
 
 
+def problem_by_name_or_file(text: str, option: str):
+    """A named problem, else a matrix file; neither is an error listing the names."""
+    from irbandits.problems import PreferenceMatrix, get_problem
+
+    path = Path(text)
+    if path.exists():
+        return PreferenceMatrix.load(check_file(path, option))
+    try:
+        return get_problem(text)
+    except IrbanditsError as exc:
+        raise IrbanditsError(f"{option} {text}: no such file, and {exc}") from None
+
+
+REGRET = typer.Option("auto", help="regret to tabulate and plot: condorcet, copeland, or auto (Copeland when the "
+                      "problem has no Condorcet winner)")
+
+
+def regret_kind(choice: str, problem) -> tuple[str, str]:
+    """``--regret``: the results column and its name in titles (``auto`` follows the problem's winner type)."""
+    kinds = {"condorcet": ("regret", "Condorcet"), "copeland": ("copeland_regret", "Copeland")}
+    choice = choice.lower()
+    if choice == "auto":
+        choice = problem.winner_type.lower()
+    if choice not in kinds:
+        raise IrbanditsError(f"--regret must be condorcet, copeland or auto, got {choice!r}")
+    return kinds[choice]
+
+
 def _number(x: float, digits: int = 4) -> str:
     """``digits`` significant digits, never in scientific notation: 19,073, 123.5, 0.01235, 1."""
     import math
@@ -193,8 +234,11 @@ def _table(df, title: str) -> Table:
 
 LTR = typer.Option(..., "--ltr", help="SVMlight / LETOR file (plain or .gz); every feature is a ranker")
 QUERY_FILE = typer.Option(None, help="LightGBM-style .query file (documents per query) for files without qid:")
-CLICK_MODEL = typer.Option("navigational", help="perfect, navigational, informational, random, pbm or dcm")
-INTERLEAVING = typer.Option("probabilistic", help="team-draft, balanced, probabilistic or probabilistic-assignment")
+CLICK_MODEL = typer.Option("navigational", help="perfect, navigational, informational, random, pbm or dcm, or a "
+                           "model fitted by grade (`irbandits clicks fit --by grade --out MODEL.json`)")
+INTERLEAVING = typer.Option("probabilistic", help="team-draft, balanced, probabilistic, probabilistic-assignment, "
+                            "optimized, roughly-optimized or pairwise-preference")
+LENGTH = typer.Option("10", metavar="N", help="results per interleaved / multileaved list (and per ranker's list)")
 RANKERS = typer.Option(None, help="features to use as rankers, 1-based, e.g. 1-10,15; default all")
 MULTILEAVE = typer.Option(0, min=0, help="with --ltr: show M rankers per step in one team-draft or probabilistic "
                           "multileaved list (multi-dueling algorithms only, e.g. Self-Sparring; 2 = interleaving)")
@@ -215,15 +259,20 @@ def parse_rankers(text: Optional[str]) -> list[int] | None:
 
 
 def ltr_environment(ltr: Path, query_file: Optional[Path], click_model: str, interleaving: str,
-                    rankers: Optional[str] = None):
+                    rankers: Optional[str] = None, length: int | str = 10):
     from irbandits.clicks.click_models import ClickModel
     from irbandits.clicks.environment import ClickEnvironment
-    from irbandits.clicks.interleaving import get_method
+    from irbandits.clicks.interleaving import check_length, get_method
     from irbandits.clicks.ltr import read_ltr
 
+    try:  # a str option, so that 2.5 or abc get this one line too rather than click's usage box
+        length = check_length(int(str(length)))
+    except (ValueError, IrbanditsError):
+        raise IrbanditsError(f"--length must be a whole number >= 1 (results per list), got {str(length)!r}") from None
     get_method(interleaving), ClickModel.named(click_model), parse_rankers(rankers)  # fail before reading
     data = read_ltr(check_file(ltr, "--ltr"), query_file and check_file(query_file, "--query-file"))
-    return data, ClickEnvironment(data.rankers(parse_rankers(rankers)), click_model, interleaving)
+    return data, ClickEnvironment(data.rankers(parse_rankers(rankers), cutoff=max(length, 10)), click_model,
+                                  interleaving, length)
 
 
 def multi_dueling_specs(algorithm: Optional[list[str]], ltr: Optional[Path], interleaving: str, m: int):
@@ -254,7 +303,7 @@ def multileave_environment(env, m: int):
 
     if m > env.K:
         raise IrbanditsError(f"--multileave {m} is more than the {env.K} rankers")
-    return MultileaveEnvironment(env.rankers, env.model, env.interleaving, per_step=m)
+    return MultileaveEnvironment(env.rankers, env.model, env.interleaving, per_step=m, length=env.length)
 
 
 def reference_problem(env, matrix: Optional[Path], seed: int, label: str):

@@ -14,6 +14,14 @@ app = typer.Typer(no_args_is_help=True,
                   help="Find each topic's best items with pairwise preference judgments (top-k process).")
 STATE = typer.Option(..., "--state", help="judging state file (JSON, written atomically)")
 OUT = typer.Option(Path("-"), help="output file; - is standard output")
+# the top-k process's settings, shared by init, plan and run
+MINIMUM = typer.Option(5, help="add grades top-down until a pool has this many items")
+N_PAIRS = typer.Option(7, help="pairs per item in a pruning phase")
+M_FINAL = typer.Option(9, help="pools of at most m items go to the final phase")
+EXTRA = typer.Option(0, help="extra finalization phases")
+K_DEPTH = typer.Option(5, help="depth of the preference qrels (extended for ties)")
+KEEP = typer.Option("wins", help="pruning rule: wins (wins > n // 2) or borda (wins / pairs >= 0.5)")
+SEED = typer.Option(0, help="seeds the pairings and left / right placement")
 
 
 def _load(state: Path):
@@ -26,13 +34,13 @@ def _load(state: Path):
 def init(
     qrels: Path = typer.Argument(..., help="graded qrels (topic iteration docno grade); - is standard input"),
     state: Path = STATE,
-    minimum: int = typer.Option(5, help="add grades top-down until a pool has this many items"),
-    n: int = typer.Option(7, help="pairs per item in a pruning phase"),
-    m: int = typer.Option(9, help="pools of at most m items go to the final phase"),
-    extra: int = typer.Option(0, help="extra finalization phases"),
-    k: int = typer.Option(5, help="depth of the preference qrels (extended for ties)"),
-    keep: str = typer.Option("wins", help="pruning rule: wins (wins > n // 2) or borda (wins / pairs >= 0.5)"),
-    seed: int = typer.Option(0, help="seeds the pairings and left / right placement"),
+    minimum: int = MINIMUM,
+    n: int = N_PAIRS,
+    m: int = M_FINAL,
+    extra: int = EXTRA,
+    k: int = K_DEPTH,
+    keep: str = KEEP,
+    seed: int = SEED,
     texts: Optional[Path] = typer.Option(None, help="docno<TAB>text file: report exact duplicates in each pool"),
     merge_duplicates: bool = typer.Option(False, help="judge one item per group of exact duplicates"),
     force: bool = typer.Option(False, help="overwrite an existing state file"),
@@ -130,3 +138,133 @@ def qrels(
     with writing(out, "--out") as fh:
         for topic, items in top.items():
             fh.writelines(f"{topic} Q0 {docno} {1 if best else f'{value:.6g}'}\n" for docno, value in items.items())
+
+
+@app.command()
+def plan(
+    qrels: Optional[Path] = typer.Argument(None, help="graded qrels: the pools are built as `judge init` builds them"),
+    pool_sizes: Optional[str] = typer.Option(None, help="pool sizes instead of qrels: comma-separated, one a topic"),
+    accuracy: float = typer.Option(0.75, help="the chance that an assessor prefers the better item"),
+    accuracy_from: Optional[Path] = typer.Option(None, help="a finished campaign's quality JSON (GET /api/campaigns/"
+                                                            "CID/quality): its test-pair accuracy"),
+    assessors_per_pair: int = typer.Option(1, help="assessors answering each request (majority decides)"),
+    runs: int = typer.Option(100, help="simulated campaigns"),
+    cost_per_judgment: Optional[float] = typer.Option(None, help="price of one judgment: adds the cost"),
+    minimum: int = MINIMUM,
+    n: int = N_PAIRS,
+    m: int = M_FINAL,
+    extra: int = EXTRA,
+    keep: str = KEEP,
+    seed: int = typer.Option(0, help="seeds the simulations"),
+    format: str = typer.Option("table", "--format", help="table or json"),
+) -> None:
+    """Before launch: judgments (mean, 5th and 95th percentile), assessors needed and the chance of
+    finding each topic's best item, from simulated campaigns (irbandits.judging.plan)."""
+    import json
+
+    import pandas as pd
+
+    from irbandits.judging.plan import simulate, summary
+
+    if format not in ("table", "json"):
+        raise IrbanditsError(f"--format must be table or json, got {format!r}")
+    if (qrels is None) == (pool_sizes is None):
+        raise IrbanditsError("give QRELS or --pool-sizes (one of them)")
+    if runs < 1:
+        raise IrbanditsError(f"--runs must be at least 1, got {runs}")
+    if qrels is not None:
+        from irbandits.io import read_qrels
+        from irbandits.judging.pools import build_pools
+
+        with reading(qrels, "QRELS") as path:
+            sizes = {t: len(p) for t, p in build_pools(read_qrels(path), minimum).items() if p}
+    else:
+        try:
+            sizes = {str(i + 1): int(x) for i, x in enumerate(pool_sizes.split(","))}
+        except ValueError:
+            raise IrbanditsError(f"--pool-sizes: whole numbers separated by commas, got {pool_sizes!r}") from None
+        if any(k < 1 for k in sizes.values()):
+            raise IrbanditsError(f"--pool-sizes: every pool has at least 1 item, got {pool_sizes!r}")
+    if accuracy_from is not None:
+        try:
+            fitted = json.loads(check_file(accuracy_from, "--accuracy-from").read_text())["accuracy"]
+        except (ValueError, KeyError, TypeError):
+            raise IrbanditsError(f"{accuracy_from}: not a campaign quality JSON (no \"accuracy\")") from None
+        if fitted is None:
+            raise IrbanditsError(f"{accuracy_from}: the campaign has no answered test pair to fit an accuracy on")
+        accuracy = float(fitted)
+    df = simulate(sizes, accuracy, runs=runs, seed=seed, assessors_per_pair=assessors_per_pair,
+                  n=n, m=m, extra=extra, keep=keep)
+    out = summary(df, cost_per_judgment) | dict(accuracy=accuracy, topics=len(sizes), items=sum(sizes.values()))
+    if format == "json":
+        print(json.dumps(out))
+        return
+    j, a = out["judgments"], out["assessors"]
+    rows = [("judgments (mean)", f"{j['mean']:,.0f}"), ("judgments (5-95 %)", f"{j['p5']:,.0f} - {j['p95']:,.0f}"),
+            ("judgments (range)", f"{j['min']:,} - {j['max']:,}"),
+            ("assessors needed (mean / max)", f"{a['mean']:.1f} / {a['max']}"),
+            ("best item found (share of topics)", f"{out['best_found']['mean']:.1%}")]
+    if "cost" in out:
+        rows.append(("cost (mean, 5-95 %)", f"{out['cost']['mean']:,.2f} ({out['cost']['p5']:,.2f} - "
+                                             f"{out['cost']['p95']:,.2f})"))
+    title = (f"{len(sizes)} topics, {out['items']} items, accuracy {accuracy:.3g}, "
+             f"{assessors_per_pair} assessor(s) per pair, {runs} runs")
+    console.print(_table(pd.DataFrame(rows, columns=["", "plan"]), title))
+    hard = sorted(out["best_found"]["topics"].items(), key=lambda kv: kv[1])[:10]
+    if hard:
+        console.print(_table(pd.DataFrame([(t, sizes[t], f"{p:.0%}") for t, p in hard],
+                                          columns=["topic", "pool", "best found"]),
+                             "the topics least likely to find their best item"))
+
+
+@app.command()
+def run(
+    qrels: Path = typer.Argument(..., help="graded qrels (topic iteration docno grade); - is standard input"),
+    assessor: str = typer.Option(..., help="module:function called as f(topic, query, left_text, right_text) "
+                                           "-> 'left' or 'right'"),
+    queries: Path = typer.Option(..., help="topic<TAB>query text file"),
+    texts: Path = typer.Option(..., help="docno<TAB>text file"),
+    state: Path = STATE,
+    minimum: int = MINIMUM,
+    n: int = N_PAIRS,
+    m: int = M_FINAL,
+    extra: int = EXTRA,
+    k: int = K_DEPTH,
+    keep: str = KEEP,
+    seed: int = SEED,
+    force: bool = typer.Option(False, help="overwrite an existing state file"),
+) -> None:
+    """Run the whole judging loop with a Python callable as the assessor (a language-model judge, a
+    simulated assessor): init, then requests -> answers until every topic is done; the state file is
+    saved after each round, as `judge add` would."""
+    from irbandits.io import read_qrels
+    from irbandits.judging.assessors import ask, load_assessor
+    from irbandits.judging.duplicates import read_texts
+    from irbandits.judging.pools import build_pools
+    from irbandits.judging.topk import TopKProcess
+
+    if check_output(state, "--state").exists() and not force:
+        raise IrbanditsError(f"{state} exists; use --force to start over")
+    judge = load_assessor(assessor)
+    query_of = read_texts(check_file(queries, "--queries"), key="topic")
+    text_of = read_texts(check_file(texts, "--texts"))
+    with reading(qrels, "QRELS") as path:
+        pools = build_pools(read_qrels(path), minimum)
+    for topic, items in pools.items():
+        if items and topic not in query_of:
+            raise IrbanditsError(f"{queries}: no query for topic {topic}")
+        for docno in items:
+            if docno not in text_of:
+                raise IrbanditsError(f"{texts}: no text for document {docno} (topic {topic})")
+    proc = TopKProcess(pools, n=n, m=m, extra=extra, k=k, keep=keep, seed=seed)
+    rounds = 0
+    while requests := proc.requests():
+        for topic, left, right in requests:
+            side = ask(judge, assessor, topic, query_of[topic], text_of[left], text_of[right])
+            proc.add(topic, left, right, left if side == "left" else right)
+        rounds += 1
+        proc.save(state)
+    proc.save(state)
+    total = sum(len(t.log) for t in proc.topics.values())
+    console.print(f"{len(proc.topics)} topics done in {rounds} rounds: {total} judgments by {assessor}; "
+                  f"wrote {state}", markup=False)

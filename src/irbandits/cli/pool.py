@@ -8,8 +8,8 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import (_table, check_dir, check_file, check_output, console, reading, source_name,
-                                  writing)
+from irbandits.cli.common import (ADDRESS, BACKEND, JOBS, _backend, _jobs, _table, check_dir, check_file, check_output,
+                                  console, reading, source_name, writing)
 from irbandits.errors import IrbanditsError
 
 app = typer.Typer(no_args_is_help=True, help="Choose which pooled document an assessor judges next.")
@@ -51,6 +51,9 @@ def simulate(
     out: Path = typer.Option(Path("pool-results"), help="output directory"),
     include_unjudged: bool = typer.Option(False, help="also score the run topics the qrels do not judge "
                                           "(as having no relevant document)"),
+    jobs: int = JOBS,
+    backend: str = BACKEND,
+    address: Optional[str] = ADDRESS,
 ) -> None:
     """Relevant documents found after n judgments by every method: table, curves.parquet, curves.png.
     Only the topics the qrels judge are scored, as trec_eval does."""
@@ -62,6 +65,8 @@ def simulate(
     start = time.perf_counter()
     method = method_specs(method)
     check_output(out, "--out", directory=True)
+    jobs = _jobs(jobs)
+    _backend(backend, jobs, address)
     if str(runs) == str(qrels) == "-":
         raise IrbanditsError("--runs and --qrels cannot both be - (one standard input)")
     if str(qrels) != "-":
@@ -83,7 +88,8 @@ def simulate(
                   f"{min(sizes)}-{max(sizes)} documents (mean {sum(sizes) / len(sizes):.1f}); relevant: grade >= "
                   f"{relevant_grade:g}; {unjudged} pooled documents without a judgment count as non-relevant", markup=False)
     timing = Timing()
-    curves = simulate_pools(pools, relevance, method, repetitions=repetitions, seed=seed, timing=timing)
+    curves = simulate_pools(pools, relevance, method, repetitions=repetitions, seed=seed, timing=timing,
+                            backend=backend, workers=jobs, address=address)
     table = found_at(curves, levels(max(sizes)))
     out.mkdir(exist_ok=True)
     curves.to_parquet(out / "curves.parquet", index=False)

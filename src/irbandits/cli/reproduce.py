@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import (JOBS, _count, _jobs, _table, check_dir, check_file, check_output, check_table_output,
+from irbandits.cli.common import (ADDRESS, BACKEND, JOBS, _backend, _count, _jobs, _table, check_dir, check_file, check_output, check_table_output,
                                   console, write_table)
 from irbandits.studies import STUDIES, get_study, list_studies
 
@@ -60,13 +60,16 @@ def judging_study(
     budget: int = typer.Option(1000, min=1, help="judgments per run for the budgeted algorithms"),
     algorithm: Optional[list[str]] = typer.Option(None, "--algorithm", "-a", help="repeat; default all"),
     jobs: int = JOBS,
+    backend: str = BACKEND,
+    address: Optional[str] = ADDRESS,
     out: Optional[Path] = typer.Option(None, help="also write every run: .csv, .tsv, .parquet or .json"),
 ) -> None:
     module = get_study("judging-study").load()
     if out is not None:
         check_table_output(out, "--out")
+    _backend(backend, _jobs(jobs), address)
     df = module.run_study(algorithm, runs=runs, seed=seed, budget=budget, jobs=_jobs(jobs),
-                          progress=sys.stderr.isatty())
+                          progress=sys.stderr.isatty(), backend=backend, address=address)
     if out is not None:
         write_table(df.assign(best=df.best.map(lambda b: " ".join(map(str, b)))), out)
     table = module.figure_4_1(module.summarize(df))
@@ -108,3 +111,39 @@ def mergedts_study(
     table = module.run_study(matrix, horizon=T, runs=runs, seed=seed, jobs=jobs, out=out,
                              progress=sys.stderr.isatty())
     console.print(module.report(table), markup=False)
+
+
+def _online_study(name: str) -> None:
+    """``irbandits reproduce NAME [--full]`` for an online study: runs it, prints its report and writes
+    ``out/NAME.md`` with its figures."""
+
+    @_study(name)
+    def command(
+        full: bool = typer.Option(False, "--full", help="the paper's horizon and runs (default: a small scale "
+                                                        "that finishes in minutes)"),
+        horizon: Optional[str] = typer.Option(None, help="steps per run (overrides the scale's)"),
+        runs: Optional[int] = typer.Option(None, min=1, help="runs per algorithm (overrides the scale's)"),
+        jobs: int = typer.Option(2, min=0, help="worker processes (0: all cores)"),
+        seed: int = typer.Option(0, help="master seed"),
+        out: Path = typer.Option(Path(f"reproduce-{name}"), help="results directory (resumable): runs, "
+                                 f"{name}.md and its figures"),
+    ) -> None:
+        module = get_study(name).load()
+        scale = module.FULL if full else module.DEFAULT
+        T = _count(horizon, "--horizon") if horizon is not None else scale["horizon"]
+        runs = runs or scale["runs"]
+        check_output(out, "--out", directory=True)
+        console.print(f"{name}: horizon {T:,}, {runs} runs, {_jobs(jobs)} jobs, seed {seed}, out {out}", markup=False)
+        extra = {k: v for k, v in scale.items() if k not in ("horizon", "runs")}  # e.g. which problems
+        table = module.run_study(horizon=T, runs=runs, seed=seed, jobs=_jobs(jobs), out=out,
+                                 progress=sys.stderr.isatty(), **extra)
+        text = module.report(table)
+        figures = module.figures(table, out)
+        (out / f"{name}.md").write_text(text + "\n\n" + "\n".join(f"![{p.stem}]({p.name})" for p in figures) + "\n")
+        console.print(text, markup=False)
+        console.print(f"wrote {out / f'{name}.md'} and {len(figures)} figures", markup=False)
+
+
+for _name, _s in STUDIES.items():
+    if _s.online:
+        _online_study(_name)

@@ -16,7 +16,7 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="address to listen on"),
     port: int = typer.Option(8000, min=1, max=65535, help="port to listen on"),
     lease: float = typer.Option(600, min=1, help="seconds a task stays leased to one assessor"),
-    demo: bool = typer.Option(False, help="load a small demo campaign"),
+    demo: bool = typer.Option(False, help="load small demo campaigns and an online experiment"),
 ) -> None:
     """Run the judging service (one worker: the processes live in its memory); organiser token from
     IRBANDITS_ADMIN_TOKEN, else made at first start and printed once."""
@@ -34,11 +34,11 @@ def serve(
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)  # one line per plugin at start
     settings = Settings(db_url=db, lease_seconds=lease, admin_token=os.environ.get("IRBANDITS_ADMIN_TOKEN") or None)
     app = create_app(settings)
-    links = {}
+    links, experiment = {}, None
     if demo:
-        from irbandits.service.demo import load_demo
+        from irbandits.service.demo import load_demo, load_demo_experiment
 
-        links = load_demo(app)
+        links, experiment = load_demo(app), load_demo_experiment(app)
     if app.state.new_admin_token:
         typer.echo(f"organiser token (shown once, only its hash is stored): {app.state.new_admin_token}")
     url = f"http://{host}:{port}"
@@ -47,4 +47,6 @@ def serve(
         typer.echo(f"organiser pages: {url}/admin (log in with the organiser token)")
         for name, path in links.items():
             typer.echo(f"assessor page, {name}: {url}{path}")
+        typer.echo(f"online experiment {experiment['id']}: {url}{experiment['url']} (front-end client token: "
+                   f"{experiment['token']})")
     uvicorn.run(app, host=host, port=port, workers=1, access_log=False, log_level="info")

@@ -9,9 +9,11 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import (CLICK_MODEL, INTERLEAVING, JOBS, MULTILEAVE, QUERY_FILE, RANKERS, _count, _jobs,
-                                  _load_problem, _table, check_output, console, ltr_environment, multi_dueling_specs,
-                                  multileave_environment, reference_problem)
+from irbandits.cli.common import (CLICK_MODEL, INTERLEAVING, JOBS, LENGTH, MULTILEAVE, QUERY_FILE, RANKERS, REGRET,
+                                  _count, _jobs, _load_problem, _table, check_output, console, ltr_environment,
+                                  multi_dueling_specs, multileave_environment, problem_by_name_or_file,
+                                  reference_problem, regret_kind)
+from irbandits.errors import IrbanditsError
 
 
 def simulate(
@@ -35,6 +37,14 @@ def simulate(
     interleaving: str = INTERLEAVING,
     rankers: Optional[str] = RANKERS,
     multileave: int = MULTILEAVE,
+    length: str = LENGTH,
+    regret: str = REGRET,
+    fast_forward: bool = typer.Option(True, help="finish a run in closed form once its algorithm's choices can no "
+                                      "longer change (MergeDTS, mergeRUCB down to one arm); results are identical"),
+    log_comparisons: Optional[Path] = typer.Option(
+        None, help="with --ltr: write every interleaved comparison to this file, one JSON line each (rankers, "
+        "teams, clicks; see `irbandits interleaving-report`); replaced if it exists; runs resumed from --out are "
+        "not run again, so not logged"),
 ) -> None:
     """Run dueling-bandit algorithms on a Bernoulli problem, or with --ltr on real interleaved
     comparisons (regret against --matrix, else a matrix estimated first), or with --multileave M
@@ -55,41 +65,63 @@ def simulate(
         specs = multi_dueling_specs(algorithm, ltr, interleaving, multileave)
     else:
         specs = [parse_spec(a) for a in (algorithm or list_algorithms().name)]
-    environment = ltr_environment(ltr, query_file, click_model, interleaving, rankers)[1] if ltr else None
+    if log_comparisons and (not ltr or multileave):
+        raise IrbanditsError("--log-comparisons needs --ltr (interleaved comparisons of rankers), without --multileave")
+    if log_comparisons:
+        check_output(log_comparisons, "--log-comparisons")
+    environment = ltr_environment(ltr, query_file, click_model, interleaving, rankers, length)[1] if ltr else None
     if multileave:
         environment = multileave_environment(environment, multileave)
     P = reference_problem(environment, matrix, seed, ltr.name) if ltr else _load_problem(problem, matrix)
+    column, kind = regret_kind(regret, P)
     winners = ", ".join(P.arms[w] for w in P.winners)
     console.print(f"problem {P.name}: K={P.K}, {P.winner_type} winner(s) {winners}; "
                   f"horizon {T:,}, {runs} runs, {jobs} jobs, seed {seed}"
                   + (f"; {multileave} rankers per step ({environment.multileaving} "
                      f"{'interleaving' if multileave == 2 else 'multileaving'})" if multileave else ""),
                   markup=False)
+    if log_comparisons:
+        log_comparisons.write_text("")   # the runs append to it
+        environment.log = log_comparisons
     start = time.perf_counter()
     try:
         table = run_simulation(P, specs, horizon=T, runs=runs, seed=seed, jobs=jobs, out=out, force=force,
-                               progress=progress and sys.stderr.isatty(), environment=environment)
+                               progress=progress and sys.stderr.isatty(), environment=environment,
+                               fast_forward=fast_forward)
     except Interrupted as stop:
         typer.echo(f"interrupted: {stop.kept} of {stop.total} runs finished and kept in {out}; "
                    "run the same command again to resume", err=True)
         raise typer.Exit(130) from None
     summary = summarize(table)
-    summary.insert(2, "regret (mean ± SE)",
-                   [f"{_number(m)} ± {_number(se, 2)}" for m, se in zip(summary.regret_mean, summary.regret_se)])
-    summary = summary.drop(columns=["regret_mean", "regret_se"])
+    other, other_kind = ("copeland_regret", "Copeland") if column == "regret" else ("regret", "Condorcet")
+    summary.insert(2, f"{kind} regret (mean ± SE)", [f"{_number(m)} ± {_number(se, 2)}" for m, se in
+                                                     zip(summary[f"{column}_mean"], summary[f"{column}_se"])])
+    summary = summary.drop(columns=[f"{column}_mean", f"{column}_se", f"{other}_se"])
+    summary = summary.rename(columns={f"{other}_mean": f"{other_kind} regret (mean)"})
     about = f"{P.name}, horizon {T:,}, {runs} runs"
-    plot_regret(table, out / "regret.png", title=f"cumulative Condorcet regret ({about}; mean ± 1 SE)")
-    plot_accuracy(table, out / "accuracy.png", title=f"accuracy ({about})")
-    console.print(_table(summary, f"after {T:,} steps ({time.perf_counter() - start:.1f} s in all); regret: mean ± "
-                                  f"standard error over {runs} runs; seconds_per_run: mean"), markup=False)
-    console.print(f"wrote {out / 'results.parquet'}, {out / 'regret.png'}, {out / 'accuracy.png'}", markup=False)
+    plot_regret(table, out / "regret.png", column=column, title=f"cumulative {kind} regret ({about}; mean ± 1 SE)")
+    plot_accuracy(table, out / "accuracy.png", title=f"accuracy: recommending a {P.winner_type} winner ({about})")
+    console.print(_table(summary, f"after {T:,} steps ({time.perf_counter() - start:.1f} s in all); {kind} regret "
+                                  f"(the problem has {'a' if P.winner_type == 'Condorcet' else 'no'} Condorcet winner): "
+                                  f"mean ± standard error over {runs} runs; seconds_per_run: mean"), markup=False)
+    console.print(f"wrote {out / 'results.parquet'}, {out / 'regret.png'}, {out / 'accuracy.png'}"
+                  + (f", {log_comparisons}" if log_comparisons else ""), markup=False)
 
 
-def problems() -> None:
-    """List the named problems with K and winner type."""
+def problems(
+    describe: Optional[str] = typer.Option(None, metavar="NAME|FILE", help="describe one problem (a name or a matrix "
+                                           "file): its winners of every kind, L_C, smallest gaps, transitivity"),
+) -> None:
+    """List the named problems with K and winner type, or describe one."""
+    import pandas as pd
+
     from irbandits.problems import list_problems
 
-    console.print(_table(list_problems(), "named problems"))
+    if describe is None:
+        console.print(_table(list_problems(), "named problems"))
+        return
+    P = problem_by_name_or_file(describe, "--describe")
+    console.print(_table(pd.DataFrame(P.describe(), columns=["property", "value"]), f"problem {P.name}"), markup=False)
 
 
 def algorithms() -> None:

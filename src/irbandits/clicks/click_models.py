@@ -8,6 +8,12 @@ position-based model (PBM) has ``exam[i] = 1 / (i + 1) ** eta`` and never stops;
 click model (DCM, Guo et al. 2009) examines top-down and continues after a click at rank ``i``
 with probability ``lambda_i``.
 
+List length. The per-rank arrays (``exam``, ``stop_rank``) cover the ranks of the lists shown; the
+presets are defined by formulas and are built for any ``length`` (default 10): cascade models
+examine every rank and have no per-rank stop, PBM examines rank i with ``1 / i ** eta``, DCM
+continues with ``0.9 ** i``. A model with explicit per-rank values shorter than the list
+(:meth:`ClickModel.extended`) keeps its last rank's value for the ranks below it.
+
 >>> m = ClickModel.named("navigational", grades=5)
 >>> m.click.tolist(), m.stop.tolist()
 ([0.05, 0.3, 0.5, 0.7, 0.95], [0.2, 0.3, 0.5, 0.7, 0.9])
@@ -27,7 +33,7 @@ from numba import njit
 from irbandits.errors import IrbanditsError
 from irbandits.rng import uniform
 
-CUTOFF = 10
+CUTOFF = 10  # the default list length
 
 # name -> grades -> (P(click | grade), P(stop | click, grade))
 CASCADE = {
@@ -77,41 +83,62 @@ class ClickModel:
     stop_rank: np.ndarray
 
     @classmethod
-    def cascade(cls, click, stop, name: str = "cascade") -> "ClickModel":
+    def cascade(cls, click, stop, name: str = "cascade", length: int = CUTOFF) -> "ClickModel":
         """Cascade model with P(click | grade) and P(stop | click, grade), one value per grade."""
         c = _probabilities("click", click, len(np.ravel(click)))
         s = _probabilities("stop", stop, len(c))
-        return cls(name, c, s, np.ones(CUTOFF), np.zeros(CUTOFF))
+        return cls(name, c, s, np.ones(length), np.zeros(length))
 
     @classmethod
-    def position_based(cls, attractiveness, eta: float = 1.0, exam=None) -> "ClickModel":
-        """PBM: examination ``1 / (rank ** eta)`` (or ``exam`` per rank), click by grade, no stop."""
+    def position_based(cls, attractiveness, eta: float = 1.0, exam=None, length: int = CUTOFF) -> "ClickModel":
+        """PBM: examination ``1 / (rank ** eta)`` (or ``exam``, one value per rank), click by grade, no stop."""
         a = _probabilities("attractiveness", attractiveness, len(np.ravel(attractiveness)))
-        e = 1.0 / np.arange(1, CUTOFF + 1) ** float(eta) if exam is None else _probabilities("exam", exam, CUTOFF)
-        return cls("pbm", a, np.zeros(len(a)), e, np.zeros(CUTOFF))
+        e = (1.0 / np.arange(1, length + 1) ** float(eta) if exam is None
+             else _probabilities("exam", exam, len(np.ravel(exam))))
+        return cls("pbm", a, np.zeros(len(a)), e, np.zeros(len(e)))
 
     @classmethod
     def dependent(cls, attractiveness, continuation) -> "ClickModel":
-        """DCM: top-down, click by grade, continue after a click at rank i with ``continuation[i]``."""
+        """DCM: top-down, click by grade, continue after a click at rank i with ``continuation[i]``
+        (one value per rank)."""
         a = _probabilities("attractiveness", attractiveness, len(np.ravel(attractiveness)))
-        lam = _probabilities("continuation", continuation, CUTOFF)
-        return cls("dcm", a, np.zeros(len(a)), np.ones(CUTOFF), 1.0 - lam)
+        lam = _probabilities("continuation", continuation, len(np.ravel(continuation)))
+        return cls("dcm", a, np.zeros(len(a)), np.ones(len(lam)), 1.0 - lam)
 
     @classmethod
-    def named(cls, name: str, grades: int = 5) -> "ClickModel":
+    def named(cls, name: str, grades: int = 5, length: int = CUTOFF) -> "ClickModel":
         """``perfect``, ``navigational``, ``informational`` or ``random`` (clicks at 0.5, no stop)
         cascade for 5 grades (0-4) or 2 (binary); also ``pbm`` and ``dcm`` with attractiveness
-        from the navigational table (PBM: eta = 1; DCM: continuation 0.9 ** (rank))."""
+        from the navigational table (PBM: eta = 1; DCM: continuation 0.9 ** (rank)); per-rank
+        values for lists of ``length`` results. A path ending in ``.json`` is a model fitted by
+        grade and saved (:mod:`irbandits.clicks.fitting`)."""
+        if name.lower().endswith(".json"):
+            from irbandits.clicks.fitting import FittedClickModel
+
+            return FittedClickModel.load(name).click_model().extended(length)
         if grades not in (2, 5):
             raise IrbanditsError(f"click models are defined for 2 or 5 grades, got {grades}")
         key = name.lower()
         if key in CASCADE:
-            return cls.cascade(*CASCADE[key][grades], name=key)
+            return cls.cascade(*CASCADE[key][grades], name=key, length=length)
         if key == "pbm":
-            return cls.position_based(CASCADE["navigational"][grades][0])
+            return cls.position_based(CASCADE["navigational"][grades][0], length=length)
         if key == "dcm":
-            return cls.dependent(CASCADE["navigational"][grades][0], 0.9 ** np.arange(1, CUTOFF + 1))
+            return cls.dependent(CASCADE["navigational"][grades][0], 0.9 ** np.arange(1, length + 1))
         raise IrbanditsError(f"unknown click model {name!r}; known: {', '.join([*CASCADE, 'pbm', 'dcm'])}")
+
+    @property
+    def length(self) -> int:
+        """The number of ranks the per-rank values cover."""
+        return len(self.exam)
+
+    def extended(self, length: int) -> "ClickModel":
+        """This model for lists of ``length`` results: ranks below its last keep that rank's values."""
+        if length <= self.length:
+            return self
+        pad = length - self.length
+        return ClickModel(self.name, self.click, self.stop, np.pad(self.exam, (0, pad), mode="edge"),
+                          np.pad(self.stop_rank, (0, pad), mode="edge"))
 
     @property
     def grades(self) -> int:
@@ -123,8 +150,9 @@ class ClickModel:
     def simulate(self, grades, out: np.ndarray, rng: np.ndarray) -> int:
         """Clicks of one user on a list with these relevance grades (writes ``out``, returns count)."""
         g = np.asarray(grades, dtype=np.int64)
-        if len(g) > CUTOFF or len(out) < len(g):
-            raise IrbanditsError(f"a result list has at most {CUTOFF} results and out must hold them all")
+        if len(g) > self.length or len(out) < len(g):
+            raise IrbanditsError(f"the {self.name} model covers lists of at most {self.length} results "
+                                 f"(see extended()) and out must hold them all, got {len(g)}")
         if len(g) and (g.min() < 0 or g.max() >= self.grades):
             raise IrbanditsError(f"grades must be 0..{self.grades - 1} for the {self.name} model, got {g.tolist()}")
         return int(simulate_clicks(g, len(g), *self.arrays(), rng, out))

@@ -34,25 +34,31 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
+from irbandits.clicks import optimized, preference
+from irbandits.clicks.positions import position as _position
 from irbandits.errors import IrbanditsError
 from irbandits.rng import new_rng, randint, uniform
 
-CUTOFF = 10
+CUTOFF = 10  # the default list length
 TAU = 3.0
-_RANK_WEIGHT = 1.0 / np.arange(1, CUTOFF + 1) ** TAU
+
+
+_WEIGHTS = 1.0 / np.arange(1.0, 65.0) ** 3  # _rank_weight of ranks 0-63, looked up (a division costs more)
+
+
+@njit(cache=True)
+def _rank_weight(i):
+    """1 / (i + 1) ** TAU for 0-based rank i (exact: the cube of a small integer is exact)."""
+    if i < 64:
+        return _WEIGHTS[i]
+    r = i + 1.0
+    return 1.0 / (r * r * r)
 
 
 # ----- low level ------------------------------------------------------------------------------
-@njit(cache=True)
-def _position(x, n, d):
-    for i in range(n):
-        if x[i] == d:
-            return i
-    return -1
-
-
 @njit(cache=True)
 def _sign(v):
     return 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
@@ -60,8 +66,8 @@ def _sign(v):
 
 @njit(cache=True)
 def team_draft(a, na, b, nb, rng, shown, assign, prob):
-    n, ia, ib, size_a, size_b = 0, 0, 0, 0, 0
-    while n < CUTOFF:
+    n, ia, ib, size_a, size_b, L = 0, 0, 0, 0, 0, shown.shape[0]
+    while n < L:
         while ia < na and _position(shown, n, a[ia]) >= 0:
             ia += 1
         while ib < nb and _position(shown, n, b[ib]) >= 0:
@@ -90,8 +96,8 @@ def team_credit(a, na, b, nb, shown, n, assign, prob, clicks):
 @njit(cache=True)
 def balanced(a, na, b, nb, rng, shown, assign, prob):
     a_first = randint(rng, 2) == 1
-    n, ka, kb = 0, 0, 0
-    while n < CUTOFF and ka < na and kb < nb:
+    n, ka, kb, L = 0, 0, 0, shown.shape[0]
+    while n < L and ka < na and kb < nb:
         if ka < kb or (ka == kb and a_first):
             d = a[ka]
             ka += 1
@@ -113,7 +119,7 @@ def balanced_credit(a, na, b, nb, shown, n, assign, prob, clicks):
     if last < 0:
         return 0.0
     ra, rb = _position(a, na, shown[last]), _position(b, nb, shown[last])
-    k = min(ra if ra >= 0 else CUTOFF, rb if rb >= 0 else CUTOFF) + 1
+    k = min(ra if ra >= 0 else na + nb, rb if rb >= 0 else na + nb) + 1  # absent: below both lists
     ha, hb = 0, 0
     for i in range(last + 1):
         if clicks[i]:
@@ -123,38 +129,81 @@ def balanced_credit(a, na, b, nb, shown, n, assign, prob, clicks):
     return _sign(ha - hb)
 
 
+def _used(used, i):
+    """Whether the result at rank i has been shown: ``used`` is a bitmask (lists of at most 64) or
+    a boolean array (longer lists)."""
+
+
+def _mark(used, i):
+    """``used`` with rank i marked shown (a new bitmask, or the array marked in place)."""
+
+
+@overload(_used)
+def _used_impl(used, i):
+    if isinstance(used, types.Array):
+        return lambda used, i: used[i]
+    return lambda used, i: (used >> i) & 1 == 1
+
+
+def _weight(used, i):
+    """_rank_weight(i); a bare table look-up with a bitmask (every rank is below 64)."""
+
+
+@overload(_weight)
+def _weight_impl(used, i):
+    if isinstance(used, types.Array):
+        return lambda used, i: _rank_weight(i)
+    return lambda used, i: _WEIGHTS[i]
+
+
+@overload(_mark)
+def _mark_impl(used, i):
+    if isinstance(used, types.Array):
+        def mark(used, i):
+            used[i] = True
+            return used
+        return mark
+    return lambda used, i: used | (1 << i)
+
+
 @njit(cache=True)
 def probabilistic(a, na, b, nb, rng, shown, assign, prob):
-    used_a, used_b = 0, 0  # bit i set: the result at rank i has been shown
+    if na <= 64 and nb <= 64:  # the shown ranks fit a bitmask: no allocation per comparison
+        return _probabilistic(a, na, b, nb, rng, shown, assign, prob, 0, 0)
+    return _probabilistic(a, na, b, nb, rng, shown, assign, prob, np.zeros(na, np.bool_), np.zeros(nb, np.bool_))
+
+
+@njit(cache=True, inline="always")  # inlined: a call per comparison shows at length 10
+def _probabilistic(a, na, b, nb, rng, shown, assign, prob, used_a, used_b):
     wa, wb = 0.0, 0.0
     for i in range(na):
-        wa += _RANK_WEIGHT[i]
+        wa += _weight(used_a, i)
     for i in range(nb):
-        wb += _RANK_WEIGHT[i]
-    left_a, left_b, n = na, nb, 0
-    while n < CUTOFF and (left_a > 0 or left_b > 0):
+        wb += _weight(used_b, i)
+    left_a, left_b, n, L = na, nb, 0, shown.shape[0]
+    while n < L and (left_a > 0 or left_b > 0):
         from_a = left_b == 0 or (left_a > 0 and randint(rng, 2) == 1)
         x, nx, used, w = (a, na, used_a, wa) if from_a else (b, nb, used_b, wb)
         target = uniform(rng) * w
         pick = -1
         for i in range(nx):
-            if not (used >> i) & 1:
+            if not _used(used, i):
                 pick = i
-                target -= _RANK_WEIGHT[i]
+                target -= _weight(used, i)
                 if target < 0.0:
                     break
         d = x[pick]
         pa, pb = _position(a, na, d), _position(b, nb, d)
-        pa_d = _RANK_WEIGHT[pa] / wa if pa >= 0 else 0.0  # d is unshown, so unused in both lists
-        pb_d = _RANK_WEIGHT[pb] / wb if pb >= 0 else 0.0
+        pa_d = _weight(used_a, pa) / wa if pa >= 0 else 0.0  # d is unshown, so unused in both lists
+        pb_d = _weight(used_b, pb) / wb if pb >= 0 else 0.0
         shown[n], assign[n], prob[n] = d, 0 if from_a else 1, pa_d / (pa_d + pb_d)
         if pa >= 0:
-            used_a |= 1 << pa
-            wa -= _RANK_WEIGHT[pa]
+            used_a = _mark(used_a, pa)
+            wa -= _weight(used_a, pa)
             left_a -= 1
         if pb >= 0:
-            used_b |= 1 << pb
-            wb -= _RANK_WEIGHT[pb]
+            used_b = _mark(used_b, pb)
+            wb -= _weight(used_b, pb)
             left_b -= 1
         n += 1
     return n
@@ -162,7 +211,7 @@ def probabilistic(a, na, b, nb, rng, shown, assign, prob):
 
 @njit(cache=True)
 def marginalised_credit(a, na, b, nb, shown, n, assign, prob, clicks):
-    dist = np.zeros(CUTOFF + 1)  # distribution of the number of clicked slots that came from A
+    dist = np.zeros(n + 1)  # distribution of the number of clicked slots that came from A
     dist[0] = 1.0
     c = 0
     for i in range(n):
@@ -176,6 +225,57 @@ def marginalised_credit(a, na, b, nb, shown, n, assign, prob, clicks):
     for k in range(c + 1):
         o += dist[k] * _sign(2 * k - c)
     return o
+
+
+@njit(cache=True)
+def _pair(a, na, b, nb):
+    lists = np.full((2, max(na, nb)), -1, np.int64)
+    lists[0, :na], lists[1, :nb] = a[:na], b[:nb]
+    return lists, np.array([na, nb], np.int64)
+
+
+@njit
+def _optimized(a, na, b, nb, rng, shown, assign, prob, roughly):
+    lists, lens = _pair(a, na, b, nb)
+    credit = np.empty((shown.shape[0], 2))
+    n = optimized.draw(lists, lens, roughly, uniform(rng), shown, credit)
+    for i in range(n):
+        assign[i], prob[i] = -1, credit[i, 0] - credit[i, 1]
+    return n
+
+
+@njit
+def optimized_interleave(a, na, b, nb, rng, shown, assign, prob):
+    return _optimized(a, na, b, nb, rng, shown, assign, prob, False)
+
+
+@njit
+def roughly_optimized_interleave(a, na, b, nb, rng, shown, assign, prob):
+    return _optimized(a, na, b, nb, rng, shown, assign, prob, True)
+
+
+@njit(cache=True)
+def delta_credit(a, na, b, nb, shown, n, assign, prob, clicks):
+    """Sign of the clicked slots' credit differences ``prob[i] = 1/rank_A - 1/rank_B``."""
+    s = 0.0
+    for i in range(n):
+        if clicks[i]:
+            s += prob[i]
+    return _sign(s) if abs(s) > 1e-12 else 0.0
+
+
+@njit(cache=True)
+def preference_interleave(a, na, b, nb, rng, shown, assign, prob):
+    lists, lens = _pair(a, na, b, nb)
+    return preference.fill(lists, lens, rng, shown, assign, prob)
+
+
+@njit(cache=True)
+def preference_credit(a, na, b, nb, shown, n, assign, prob, clicks):
+    lists, lens = _pair(a, na, b, nb)
+    out = np.empty(2)
+    preference.scores(lists, lens, shown, n, assign, prob, clicks, out)
+    return _sign(out[0] - out[1]) if abs(out[0] - out[1]) > 1e-12 else 0.0
 
 
 # ----- registry -------------------------------------------------------------------------------
@@ -196,6 +296,12 @@ METHODS = {m.name: m for m in [
            "credit marginalised over assignments", probabilistic, marginalised_credit),
     Method("probabilistic-assignment", "probabilistic interleaving, tau = 3, credit by the actual assignment",
            probabilistic, team_credit),
+    Method("optimized", "optimized interleaving (Radlinski & Craswell 2013), LP over prefix-constrained lists, "
+           "1/rank credit", optimized_interleave, delta_credit),
+    Method("roughly-optimized", "roughly optimized interleaving (Manabe et al. 2017): the LP with the "
+           "unbiasedness constraint relaxed", roughly_optimized_interleave, delta_credit),
+    Method("pairwise-preference", "pairwise-preference interleaving (Oosterhuis & de Rijke 2017) of two rankers",
+           preference_interleave, preference_credit),
 ]}
 
 
@@ -206,30 +312,147 @@ def get_method(name: str) -> Method:
     return METHODS[name.lower()]
 
 
+def check_length(length) -> int:
+    """``length`` as the number of results a list shows (a positive whole number)."""
+    try:
+        n = int(length)
+    except (TypeError, ValueError):
+        n = None
+    if n is None or n != length or n < 1:
+        raise IrbanditsError(f"length (results per list) must be a whole number >= 1, got {length!r}")
+    return n
+
+
 # ----- one comparison at a time -----------------------------------------------------------------
-def encode(rankings, names) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rankings of any document ids as the kernels' input: int64[m, 10] (padded with -1), the
-    lengths, and the ids in order of first appearance (kernel document i is ``ids[i]``)."""
-    ids = list(dict.fromkeys(d for r in rankings for d in r))
+def encode(rankings, names, length: int = CUTOFF) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rankings of any document ids as the kernels' input: int64[m, length] (padded with -1), the
+    lengths, and the ids in order of first appearance (kernel document i is ``ids[i]``). A ranking
+    longer than ``length`` is cut: only its top ``length`` can be shown."""
+    ids = list(dict.fromkeys(d for r in rankings for d in list(r)[:length]))
     index = {d: i for i, d in enumerate(ids)}
-    lists, lens = np.full((len(rankings), CUTOFF), -1, np.int64), np.zeros(len(rankings), np.int64)
+    lists, lens = np.full((len(rankings), length), -1, np.int64), np.zeros(len(rankings), np.int64)
     for r, (ranking, name) in enumerate(zip(rankings, names)):
         ranking = list(ranking)
-        if len(ranking) > CUTOFF or len(set(ranking)) != len(ranking):
-            raise IrbanditsError(f"{name} must list at most {CUTOFF} distinct documents, got {ranking}")
+        if len(set(ranking)) != len(ranking):
+            raise IrbanditsError(f"{name} must list distinct documents, got {ranking}")
+        ranking = ranking[:length]
         lists[r, :len(ranking)] = [index[d] for d in ranking]
         lens[r] = len(ranking)
     return lists, lens, np.asarray(ids)
 
 
-def clicks_at(clicked_positions, shown: int) -> np.ndarray:
-    """The kernels' click array for clicks at these 0-based positions of a shown list."""
-    clicks = np.zeros(CUTOFF, np.bool_)
+def clicks_at(clicked_positions, shown: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The kernels' click array (``out``, or a new one) for clicks at these 0-based positions of a
+    shown list of ``shown`` results."""
+    clicks = np.zeros(shown, np.bool_) if out is None else out
+    clicks[:] = False
     for p in clicked_positions:
         if not 0 <= int(p) < shown:
             raise IrbanditsError(f"clicked position {p} is not in the shown list of {shown}")
         clicks[int(p)] = True
     return clicks
+
+
+_ENTRIES: dict = {}
+
+
+def _entries(method: Method) -> tuple[Callable, Callable, Callable]:
+    """The compiled entry points of a method's two kernels: calls without the dispatcher's type
+    resolution (compiled and looked up once per method, on a throwaway list)."""
+    if method.name not in _ENTRIES:
+        from numba import typeof
+
+        x, rng = np.arange(2, dtype=np.int64), new_rng(0)
+        shown, assign, prob, clicks = np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2), np.zeros(2, np.bool_)
+        found = []
+        for kernel, args in ((method.interleave, (x, 2, x, 2, rng, shown, assign, prob)),
+                             (method.credit, (x, 2, x, 2, shown, 2, assign, prob, clicks))):
+            kernel(*args)
+            sig = tuple(typeof(a) for a in args)
+            found.append(next((r.entry_point for k, r in kernel.overloads.items() if tuple(k) == sig), kernel))
+        if "_count" not in _ENTRIES:
+            args = (x, 2, x, 2, shown, 2, assign, clicks, True, np.zeros(2, np.int64))
+            _count(*args)
+            _ENTRIES["_count"] = next(r.entry_point for k, r in _count.overloads.items()
+                                      if tuple(k) == tuple(typeof(a) for a in args))
+        _ENTRIES[method.name] = (*found, _ENTRIES["_count"])
+    return _ENTRIES[method.name]
+
+
+class Interleaver:
+    """A reusable interleaver: built once per method and list length, it interleaves two rankings
+    and credits clicks with preallocated buffers and direct calls of the compiled kernels.
+
+    Rankings are document ids: integer arrays go to the kernels as they are, without a copy (the
+    fast path: do not change them before :meth:`credit`); other ids (strings) are encoded first. :meth:`interleave` returns the list to show (a view that the
+    next call overwrites); :meth:`credit` returns the outcome (> 0: A won) and the clicks per
+    ranker: per team for the team methods (team-draft, probabilistic-assignment), else the clicked
+    results in each ranker's list (a result in both counts for both).
+
+    >>> il = Interleaver("team-draft", length=4, seed=4)
+    >>> il.interleave(np.array([1, 2, 3, 4, 7]), np.array([3, 1, 5, 6])).tolist()
+    [1, 3, 5, 2]
+    >>> il.credit([2])                      # a click on B's document 5
+    (-1.0, array([0, 1]))
+    """
+
+    def __init__(self, method: str, length: int = CUTOFF, seed: int | None = 0, rng: np.ndarray | None = None):
+        self.method = get_method(method)
+        self.length = L = check_length(length)
+        self.rng = new_rng(seed or 0) if rng is None else rng
+        self._a = self._b = np.empty(0, np.int64)   # the last rankings (the caller's arrays, not copied)
+        self.shown, self.assign, self.prob = np.full(L, -1, np.int64), np.zeros(L, np.int64), np.zeros(L)
+        self.clicks, self.counts = np.zeros(L, np.bool_), np.zeros(2, np.int64)
+        self.n, self.na, self.nb, self.ids = 0, 0, 0, None
+        self._team = self.method.credit is team_credit
+        self._interleave, self._credit, self._count = _entries(self.method)
+
+    def interleave(self, a, b) -> np.ndarray:
+        """The list to show for rankings ``a`` and ``b`` (best first; their top ``length`` count)."""
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype.kind == "i" and b.dtype.kind == "i":
+            self.na, self.nb, self.ids = min(len(a), self.length), min(len(b), self.length), None
+            self._a = a if a.dtype == np.int64 and a.flags.c_contiguous else np.ascontiguousarray(a, np.int64)
+            self._b = b if b.dtype == np.int64 and b.flags.c_contiguous else np.ascontiguousarray(b, np.int64)
+        else:
+            lists, lens, self.ids = encode([a, b], ["ranking A", "ranking B"], self.length)
+            (self._a, self._b), (self.na, self.nb) = lists, lens.tolist()
+        self.n = self._interleave(self._a, self.na, self._b, self.nb, self.rng, self.shown, self.assign, self.prob)
+        return self.shown[:self.n] if self.ids is None else self.ids[self.shown[:self.n]]
+
+    def credit(self, clicked) -> tuple[float, np.ndarray]:
+        """``(outcome, clicks per ranker)`` for the last list: ``clicked`` is the 0-based clicked
+        positions, or a boolean array over the shown list."""
+        if isinstance(clicked, np.ndarray) and clicked.dtype == np.bool_:
+            if len(clicked) != self.n:
+                raise IrbanditsError(f"clicks: {len(clicked)} flags for a shown list of {self.n}")
+            self.clicks[:self.n] = clicked
+        else:
+            clicks_at(clicked, self.n, self.clicks[:self.n])
+        o = self._credit(self._a, self.na, self._b, self.nb, self.shown, self.n, self.assign, self.prob, self.clicks)
+        self._count(self._a, self.na, self._b, self.nb, self.shown, self.n, self.assign, self.clicks, self._team,
+                    self.counts)
+        return o, self.counts
+
+    def result(self) -> "Interleaved":
+        """The last list as an :class:`Interleaved` (a copy that outlives the next call)."""
+        n = self.n
+        lists = np.full((2, self.length), -1, np.int64)
+        lists[0, :self.na], lists[1, :self.nb] = self._a[:self.na], self._b[:self.nb]
+        shown = self.shown[:n].copy()
+        return Interleaved(self.method, shown if self.ids is None else self.ids[shown], self.assign[:n].copy(),
+                           self.prob[:n].copy(), lists, np.array([self.na, self.nb]), shown)
+
+
+@njit(cache=True)
+def _count(a, na, b, nb, shown, n, assign, clicks, team, out):
+    out[:] = 0
+    for i in range(n):
+        if clicks[i]:
+            if team:
+                out[assign[i]] += 1
+            else:
+                out[0] += _position(a, na, shown[i]) >= 0
+                out[1] += _position(b, nb, shown[i]) >= 0
 
 
 @dataclass
@@ -251,11 +474,10 @@ class Interleaved:
                                         clicks_at(clicked_positions, len(self._shown))))
 
 
-def interleave(method: str, a, b, seed: int | None = None, rng: np.ndarray | None = None) -> Interleaved:
-    """Interleave rankings ``a`` and ``b`` (document ids of any kind, best first) with ``method``."""
-    m = get_method(method)
-    lists, lens, ids = encode([a, b], ["ranking A", "ranking B"])
-    rng = new_rng(seed or 0) if rng is None else rng
-    shown, assign, prob = np.full(CUTOFF, -1, np.int64), np.zeros(CUTOFF, np.int64), np.zeros(CUTOFF)
-    n = m.interleave(lists[0], lens[0], lists[1], lens[1], rng, shown, assign, prob)
-    return Interleaved(m, ids[shown[:n]], assign[:n].copy(), prob[:n].copy(), lists, lens, shown[:n].copy())
+def interleave(method: str, a, b, seed: int | None = None, rng: np.ndarray | None = None,
+               length: int = CUTOFF) -> Interleaved:
+    """Interleave rankings ``a`` and ``b`` (document ids of any kind, best first) with ``method``
+    into a list of at most ``length`` results (a one-off :class:`Interleaver`)."""
+    il = Interleaver(method, length, seed, rng)
+    il.interleave(a if isinstance(a, np.ndarray) else list(a), b if isinstance(b, np.ndarray) else list(b))
+    return il.result()

@@ -34,12 +34,12 @@ from irbandits.rng import new_rng, randint
 
 # ----- low level ------------------------------------------------------------------------------
 @njit(cache=True)
-def new_work():
-    """Scratch arrays for one comparison: lists A and B, shown list, assignment, slot
-    probabilities, grades and clicks."""
-    return (np.empty(CUTOFF, np.int64), np.empty(CUTOFF, np.int64), np.empty(CUTOFF, np.int64),
-            np.empty(CUTOFF, np.int64), np.empty(CUTOFF), np.empty(CUTOFF, np.int64),
-            np.empty(CUTOFF, np.bool_))
+def new_work(length=CUTOFF):
+    """Scratch arrays for one comparison of lists of ``length`` results: lists A and B, shown list,
+    assignment, slot probabilities, grades and clicks (the kernels take the length from them)."""
+    return (np.empty(length, np.int64), np.empty(length, np.int64), np.empty(length, np.int64),
+            np.empty(length, np.int64), np.empty(length), np.empty(length, np.int64),
+            np.empty(length, np.bool_))
 
 
 @njit
@@ -48,8 +48,8 @@ def compare(interleave, credit, lists, model, r1, r2, q, rng, work):
     order, gend, start, labels = lists
     click, stop, exam, stop_rank = model
     a, b, shown, assign, prob, grades, clicks = work
-    na = top_k(order, gend, start, r1, q, CUTOFF, rng, a)
-    nb = top_k(order, gend, start, r2, q, CUTOFF, rng, b)
+    na = top_k(order, gend, start, r1, q, len(a), rng, a)
+    nb = top_k(order, gend, start, r2, q, len(b), rng, b)
     n = interleave(a, na, b, nb, rng, shown, assign, prob)
     for i in range(n):
         grades[i] = labels[shown[i]]
@@ -58,10 +58,10 @@ def compare(interleave, credit, lists, model, r1, r2, q, rng, work):
 
 
 @njit(parallel=True)
-def _estimate(interleave, credit, lists, model, first, second, comparisons, rngs, mean, var):
+def _estimate(interleave, credit, lists, model, first, second, comparisons, rngs, mean, var, length):
     Q = lists[2].shape[1] - 1
     for p in prange(len(first)):
-        work = new_work()
+        work = new_work(length)
         rng = rngs[p]
         s, s2 = 0.0, 0.0
         for _ in range(comparisons):
@@ -95,12 +95,51 @@ class Estimate:
         return path, se_path
 
 
-def resolve_model(click_model: str | ClickModel, grades: int) -> ClickModel:
-    """A click model by name (for these grades) or as given, checked against the grades."""
-    model = ClickModel.named(click_model, grades) if isinstance(click_model, str) else click_model
+def _estimate_block(context: tuple, block: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """One block of pairs on one thread (a task of :func:`estimate_matrix` on Ray)."""
+    interleaving, lists, model, comparisons, length = context
+    first, second, rngs = block
+    rngs = np.array(rngs)  # Ray hands over read-only arrays; the generators advance in place
+    method = get_method(interleaving)
+    mean, var = np.empty(len(first)), np.empty(len(first))
+    numba.set_num_threads(1)
+    _estimate(method.interleave, method.credit, lists, model, first, second, comparisons, rngs, mean, var, length)
+    return mean, var
+
+
+def _estimate_on(backend, workers, address, progress, context, first, second, rngs, mean, var, chunk) -> None:
+    """Fill ``mean`` and ``var`` by blocks of ``chunk`` pairs run by :func:`irbandits.experiments.run_tasks`."""
+    from irbandits.experiments.backends import Failed, run_tasks
+
+    starts = range(0, len(first), chunk)
+    blocks = [(first[lo:lo + chunk], second[lo:lo + chunk], rngs[lo:lo + chunk]) for lo in starts]
+    for outcome in run_tasks(_estimate_block, blocks, context, backend=backend, workers=workers, address=address,
+                             progress=progress, label="pairs (in blocks)"):
+        if isinstance(outcome, Failed):
+            raise RuntimeError(f"a block of pairs failed: {outcome.error}")
+        lo = starts[outcome.index]
+        mean[lo:lo + chunk], var[lo:lo + chunk] = outcome.value
+
+
+def resolve_model(click_model: str | ClickModel, grades: int, length: int = CUTOFF) -> ClickModel:
+    """A click model by name (for these grades and list length) or as given (extended to the
+    length, see :meth:`ClickModel.extended`), checked against the grades."""
+    model = (ClickModel.named(click_model, grades, length) if isinstance(click_model, str)
+             else click_model.extended(length))
     if model.grades < grades:
         raise IrbanditsError(f"click model {model.name} covers {model.grades} grades, the data has {grades}")
     return model
+
+
+def check_rankers(rankers: Rankers, length: int) -> int:
+    """The list length, checked against the depth the rankers' lists were built to."""
+    from irbandits.clicks.interleaving import check_length
+
+    length = check_length(length)
+    if rankers.cutoff < length:
+        raise IrbanditsError(f"lists of {length} results need rankers built with cutoff >= {length} "
+                             f"(data.rankers(..., cutoff={length})), these have {rankers.cutoff}")
+    return length
 
 
 def estimate_matrix(
@@ -112,12 +151,21 @@ def estimate_matrix(
     jobs: int | None = None,
     progress: bool = True,
     name: str = "ltr",
+    length: int = CUTOFF,
+    backend: str = "local",
+    address: str | None = None,
 ) -> Estimate:
-    """Estimate every p_ij from ``comparisons`` interleaved comparisons per pair (see module)."""
+    """Estimate every p_ij from ``comparisons`` interleaved comparisons per pair (see module) of
+    lists of ``length`` results.
+
+    ``backend="ray"`` sends blocks of pairs to the Ray cluster at ``address`` (or a local Ray
+    runtime of ``jobs`` CPUs), one thread each; every pair keeps its own generator, so the matrix
+    is the same as on local threads."""
     if comparisons < 1:
         raise IrbanditsError(f"comparisons must be positive, got {comparisons}")
     method = get_method(interleaving)
-    model = resolve_model(click_model, rankers.grades)
+    length = check_rankers(rankers, length)
+    model = resolve_model(click_model, rankers.grades, length)
     K = rankers.K
     first, second = np.triu_indices(K, 1)
     rngs = np.stack([new_rng(s) for s in np.random.SeedSequence(seed).spawn(len(first))])
@@ -127,14 +175,19 @@ def estimate_matrix(
         numba.set_num_threads(min(int(jobs), numba.config.NUMBA_NUM_THREADS))
     chunk = max(numba.get_num_threads() * 4, int(2e6 // comparisons))
     try:
-        from irbandits.simulate import _progress
+        if backend == "local":
+            from irbandits.simulate import _progress
 
-        with _progress(progress, (len(first) + chunk - 1) // chunk, 0, "pairs (in blocks)") as advance:
-            for lo in range(0, len(first), chunk):
-                sl = slice(lo, lo + chunk)
-                _estimate(method.interleave, method.credit, rankers.arrays(), model.arrays(),
-                          first[sl], second[sl], int(comparisons), rngs[sl], mean[sl], var[sl])
-                advance()
+            with _progress(progress, (len(first) + chunk - 1) // chunk, 0, "pairs (in blocks)") as advance:
+                for lo in range(0, len(first), chunk):
+                    sl = slice(lo, lo + chunk)
+                    _estimate(method.interleave, method.credit, rankers.arrays(), model.arrays(),
+                              first[sl], second[sl], int(comparisons), rngs[sl], mean[sl], var[sl], length)
+                    advance()
+        else:
+            context = (interleaving, rankers.arrays(), model.arrays(), int(comparisons), length)
+            _estimate_on(backend, jobs or 1, address, progress, context, first, second, rngs, mean, var,
+                         max(1, int(2e6 // comparisons)))
     finally:
         numba.set_num_threads(threads)
     P = np.full((K, K), 0.5)

@@ -90,7 +90,7 @@ class MultileaveEnvironment:
     """Rankers, a click model, a multileaving method and ``per_step`` rankers per comparison."""
 
     def __init__(self, rankers: Rankers, click_model: str | ClickModel = "navigational",
-                 multileaving: str = "probabilistic", per_step: int = 4):
+                 multileaving: str = "probabilistic", per_step: int = 4, length: int = 10):
         self.multileaving = get_multileaving(multileaving).name
         try:
             m = int(per_step)
@@ -100,7 +100,7 @@ class MultileaveEnvironment:
             raise IrbanditsError(f"per_step (rankers per multileaved comparison) must be 2..{rankers.K} "
                                  f"for {rankers.K} rankers, got {per_step!r}")
         self.per_step = m
-        self.pairwise = ClickEnvironment(rankers, click_model, self.multileaving)  # same names in both registries
+        self.pairwise = ClickEnvironment(rankers, click_model, self.multileaving, length)  # same names in both registries
 
     @property
     def rankers(self) -> Rankers:
@@ -120,6 +120,10 @@ class MultileaveEnvironment:
         return self.pairwise.K
 
     @property
+    def length(self) -> int:
+        return self.pairwise.length
+
+    @property
     def multiduel(self):
         if self.per_step == 2:
             return pairwise_kernel(self.pairwise.duel)
@@ -130,7 +134,7 @@ class MultileaveEnvironment:
         if self.per_step == 2:
             return self.pairwise.world(perm)
         m = self.per_step
-        return (self.rankers.arrays(), self.model.arrays(), new_multiwork(m),
+        return (self.rankers.arrays(), self.model.arrays(), new_multiwork(m, self.length),
                 np.ascontiguousarray(perm, dtype=np.int64), np.empty(m, np.int64), np.empty(m))
 
     def estimate(self, comparisons: int = 4000, seed: int = 0, jobs: int | None = None,
@@ -140,4 +144,5 @@ class MultileaveEnvironment:
 
     def __repr__(self) -> str:
         return (f"MultileaveEnvironment(K={self.K}, click_model={self.model.name!r}, "
-                f"multileaving={self.multileaving!r}, per_step={self.per_step})")
+                f"multileaving={self.multileaving!r}, per_step={self.per_step}"
+                + ("" if self.length == 10 else f", length={self.length}") + ")")

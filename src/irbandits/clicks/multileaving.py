@@ -1,8 +1,9 @@
 """Multileaving: one list from more than two rankers, credit for each of them.
 
-Kernels share one signature (``lists`` int64[m, 10], ``lens`` int64[m])::
+Kernels share one signature (``lists`` int64[m, L], ``lens`` int64[m], lists of L results, the
+length of ``shown``)::
 
-    multileave(lists, lens, rng, shown, assign, prob) -> n       # prob: float64[10, m]
+    multileave(lists, lens, rng, shown, assign, prob) -> n       # prob: float64[L, m]
     credit(lists, lens, shown, n, assign, prob, clicks, out)      # out[r]: credit of ranker r
 
 - ``team-draft`` multileaving (Schuth et al. 2014): in every round the rankers take turns in a
@@ -12,6 +13,11 @@ Kernels share one signature (``lists`` int64[m, 10], ``lens`` int64[m])::
   1 / rank(d)^3); a clicked slot s credits ranker r with P(r placed it | list) =
   P_r(d_s) / sum_r' P_r'(d_s), computed per slot with a uniform prior over rankers (exact per-slot
   marginalisation of the choice of ranker; the round structure is ignored in the prior).
+- ``optimized`` multileaving (Schuth et al. 2014) and ``roughly-optimized`` (Manabe et al. 2017):
+  a list drawn from the LP's distribution (:mod:`irbandits.clicks.optimized`); a click on d credits
+  ranker r with 1 / rank_r(d) (``prob[i, r]``).
+- ``pairwise-preference`` multileaving (Oosterhuis & de Rijke 2017, :mod:`irbandits.clicks.preference`):
+  credit from the click-inferred pairwise preferences each ranker agrees with.
 
 Ranker i beats j in a multileaved comparison when its credit is larger; :func:`multileave_wins`
 runs many such steps, each on a random query with a random subset of rankers.
@@ -32,9 +38,10 @@ import numpy as np
 from numba import njit
 
 from irbandits.clicks.click_models import ClickModel, simulate_clicks
-from irbandits.clicks.interleaving import CUTOFF, _RANK_WEIGHT, _position, clicks_at, encode
+from irbandits.clicks import optimized, preference
+from irbandits.clicks.interleaving import CUTOFF, _position, _rank_weight, check_length, clicks_at, encode
 from irbandits.clicks.ltr import Rankers, top_k
-from irbandits.clicks.matrix import Estimate, resolve_model
+from irbandits.clicks.matrix import Estimate, check_rankers, resolve_model
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix
 from irbandits.rng import new_rng, randint, uniform
@@ -54,13 +61,13 @@ def _shuffled(m, rng):
 def team_draft_multileave(lists, lens, rng, shown, assign, prob):
     m = lists.shape[0]
     nxt = np.zeros(m, np.int64)
-    n = 0
-    while n < CUTOFF:
+    n, L = 0, shown.shape[0]
+    while n < L:
         added = False
         for r in _shuffled(m, rng):
             while nxt[r] < lens[r] and _position(shown, n, lists[r, nxt[r]]) >= 0:
                 nxt[r] += 1
-            if nxt[r] < lens[r] and n < CUTOFF:
+            if nxt[r] < lens[r] and n < L:
                 shown[n], assign[n] = lists[r, nxt[r]], r
                 n += 1
                 added = True
@@ -79,24 +86,24 @@ def team_multicredit(lists, lens, shown, n, assign, prob, clicks, out):
 
 @njit(cache=True)
 def probabilistic_multileave(lists, lens, rng, shown, assign, prob):
-    m = lists.shape[0]
-    used = np.zeros((m, CUTOFF), np.bool_)
+    m, L = lists.shape[0], shown.shape[0]
+    used = np.zeros((m, lists.shape[1]), np.bool_)
     w = np.zeros(m)
     for r in range(m):
         for i in range(lens[r]):
-            w[r] += _RANK_WEIGHT[i]
+            w[r] += _rank_weight(i)
     n = 0
-    while n < CUTOFF:
+    while n < L:
         added = False
         for r in _shuffled(m, rng):
-            if w[r] <= 1e-300 or n == CUTOFF:
+            if w[r] <= 1e-300 or n == L:
                 continue
             target = uniform(rng) * w[r]
             pick = -1
             for i in range(lens[r]):
                 if not used[r, i]:
                     pick = i
-                    target -= _RANK_WEIGHT[i]
+                    target -= _rank_weight(i)
                     if target < 0.0:
                         break
             if pick < 0:
@@ -106,14 +113,14 @@ def probabilistic_multileave(lists, lens, rng, shown, assign, prob):
             total = 0.0
             for s in range(m):
                 pos = _position(lists[s], lens[s], d)
-                prob[n, s] = _RANK_WEIGHT[pos] / w[s] if pos >= 0 and not used[s, pos] else 0.0
+                prob[n, s] = _rank_weight(pos) / w[s] if pos >= 0 and not used[s, pos] else 0.0
                 total += prob[n, s]
             for s in range(m):
                 prob[n, s] /= total
                 pos = _position(lists[s], lens[s], d)
                 if pos >= 0 and not used[s, pos]:
                     used[s, pos] = True
-                    w[s] -= _RANK_WEIGHT[pos]
+                    w[s] -= _rank_weight(pos)
             shown[n], assign[n] = d, r
             n += 1
             added = True
@@ -131,13 +138,38 @@ def marginalised_multicredit(lists, lens, shown, n, assign, prob, clicks, out):
                 out[r] += prob[i, r]
 
 
+@njit
+def optimized_multileave(lists, lens, rng, shown, assign, prob):
+    n = optimized.draw(lists, lens, False, uniform(rng), shown, prob)
+    assign[:n] = -1
+    return n
+
+
+@njit
+def roughly_optimized_multileave(lists, lens, rng, shown, assign, prob):
+    n = optimized.draw(lists, lens, True, uniform(rng), shown, prob)
+    assign[:n] = -1
+    return n
+
+
 @njit(cache=True)
-def new_multiwork(m):
-    """Scratch arrays for one multileaved comparison of up to ``m`` rankers: their lists and
-    lengths, shown list, assignment, slot probabilities, grades and clicks."""
-    return (np.empty((m, CUTOFF), np.int64), np.empty(m, np.int64), np.empty(CUTOFF, np.int64),
-            np.empty(CUTOFF, np.int64), np.empty((CUTOFF, m)), np.empty(CUTOFF, np.int64),
-            np.empty(CUTOFF, np.bool_))
+def preference_multileave(lists, lens, rng, shown, assign, prob):
+    return preference.fill(lists, lens, rng, shown, assign, prob[:, 0])
+
+
+@njit(cache=True)
+def preference_multicredit(lists, lens, shown, n, assign, prob, clicks, out):
+    preference.scores(lists, lens, shown, n, assign, prob[:, 0], clicks, out)
+
+
+@njit(cache=True)
+def new_multiwork(m, length=CUTOFF):
+    """Scratch arrays for one multileaved comparison of up to ``m`` rankers and lists of
+    ``length`` results: their lists and lengths, shown list, assignment, slot probabilities,
+    grades and clicks."""
+    return (np.empty((m, length), np.int64), np.empty(m, np.int64), np.empty(length, np.int64),
+            np.empty(length, np.int64), np.empty((length, m)), np.empty(length, np.int64),
+            np.empty(length, np.bool_))
 
 
 @njit
@@ -148,7 +180,7 @@ def multicompare(multileave, credit, lists, model, who, m, q, rng, work, cr):
     click, stop, exam, stop_rank = model
     ls, lens, shown, assign, prob, grades, clicks = work
     for s in range(m):
-        lens[s] = top_k(order, gend, start, who[s], q, CUTOFF, rng, ls[s])
+        lens[s] = top_k(order, gend, start, who[s], q, ls.shape[1], rng, ls[s])
     n = multileave(ls[:m], lens[:m], rng, shown, assign, prob)
     for i in range(n):
         grades[i] = labels[shown[i]]
@@ -157,9 +189,9 @@ def multicompare(multileave, credit, lists, model, who, m, q, rng, work, cr):
 
 
 @njit
-def _multileave_wins(multileave, credit, lists, model, K, m, steps, rng, wins):
+def _multileave_wins(multileave, credit, lists, model, K, m, steps, rng, wins, length):
     Q = lists[2].shape[1] - 1
-    work, cr = new_multiwork(m), np.empty(m)
+    work, cr = new_multiwork(m, length), np.empty(m)
     for _ in range(steps):
         who = _shuffled(K, rng)[:m]
         q = randint(rng, Q)
@@ -183,6 +215,12 @@ METHODS = {m.name: m for m in [
     Multileaving("team-draft", "team-draft multileaving (Schuth et al. 2014)", team_draft_multileave, team_multicredit),
     Multileaving("probabilistic", "probabilistic multileaving (Schuth et al. 2015), tau = 3, per-slot marginalised credit",
                  probabilistic_multileave, marginalised_multicredit),
+    Multileaving("optimized", "optimized multileaving (Schuth et al. 2014), LP over prefix-constrained lists, "
+                 "1/rank credit", optimized_multileave, marginalised_multicredit),
+    Multileaving("roughly-optimized", "roughly optimized multileaving (Manabe et al. 2017), the LP's "
+                 "unbiasedness constraint relaxed", roughly_optimized_multileave, marginalised_multicredit),
+    Multileaving("pairwise-preference", "pairwise-preference multileaving (Oosterhuis & de Rijke 2017)",
+                 preference_multileave, preference_multicredit),
 ]}
 
 
@@ -211,39 +249,44 @@ class Multileaved:
         return out
 
 
-def multileave(method: str, rankings, seed: int = 0) -> Multileaved:
-    """Multileave ``rankings`` (a sequence of lists of document ids, best first, at most 10 each)."""
+def multileave(method: str, rankings, seed: int = 0, length: int = CUTOFF) -> Multileaved:
+    """Multileave ``rankings`` (a sequence of lists of document ids, best first; their top
+    ``length`` count) into a list of at most ``length`` results."""
     ml = get_multileaving(method)
+    length = check_length(length)
     if len(rankings) < 2:
         raise IrbanditsError(f"multileaving needs at least 2 rankings, got {len(rankings)}")
-    lists, lens, ids = encode(rankings, [f"ranking {r}" for r in range(len(rankings))])
-    shown, assign = np.empty(CUTOFF, np.int64), np.empty(CUTOFF, np.int64)
-    prob = np.zeros((CUTOFF, len(lens)))
+    lists, lens, ids = encode(rankings, [f"ranking {r}" for r in range(len(rankings))], length)
+    shown, assign = np.empty(length, np.int64), np.empty(length, np.int64)
+    prob = np.zeros((length, len(lens)))
     n = ml.multileave(lists, lens, new_rng(seed), shown, assign, prob)
     return Multileaved(ml, ids[shown[:n]], assign[:n].copy(), prob[:n].copy(), lists, lens, shown[:n].copy())
 
 
 def multileave_wins(rankers: Rankers, click_model: str | ClickModel = "navigational", method: str = "team-draft",
-                    steps: int = 10_000, per_step: int | None = None, seed: int = 0) -> np.ndarray:
+                    steps: int = 10_000, per_step: int | None = None, seed: int = 0,
+                    length: int = CUTOFF) -> np.ndarray:
     """Pairwise wins from ``steps`` multileaved comparisons, each of ``per_step`` random rankers
-    (default all) on a random query: ``W[i, j]`` counts i's wins over j (a tie counts half)."""
+    (default all) on a random query, lists of ``length`` results: ``W[i, j]`` counts i's wins over
+    j (a tie counts half)."""
     m = rankers.K if per_step is None else int(per_step)
     if not 2 <= m <= rankers.K:
         raise IrbanditsError(f"per_step must be 2..{rankers.K}, got {per_step}")
-    ml, model = get_multileaving(method), resolve_model(click_model, rankers.grades)
+    length = check_rankers(rankers, length)
+    ml, model = get_multileaving(method), resolve_model(click_model, rankers.grades, length)
     wins = np.zeros((rankers.K, rankers.K))
     _multileave_wins(ml.multileave, ml.credit, rankers.arrays(), model.arrays(), rankers.K, m, int(steps),
-                     new_rng(seed), wins)
+                     new_rng(seed), wins, length)
     return wins
 
 
 def estimate_by_multileaving(rankers: Rankers, click_model: str | ClickModel = "navigational",
                              method: str = "team-draft", comparisons: int = 4000, per_step: int | None = None,
-                             seed: int = 0, name: str = "ltr-multileaved") -> Estimate:
+                             seed: int = 0, name: str = "ltr-multileaved", length: int = CUTOFF) -> Estimate:
     """A preference matrix from multileaved comparisons of ``per_step`` random rankers each (default
     all), run until every pair has met about ``comparisons`` times: p_ij = W_ij / (W_ij + W_ji)."""
     m = rankers.K if per_step is None else int(per_step)
-    W = multileave_wins(rankers, click_model, method, multileave_steps(rankers.K, m, comparisons), m, seed)
+    W = multileave_wins(rankers, click_model, method, multileave_steps(rankers.K, m, comparisons), m, seed, length)
     N = W + W.T
     np.fill_diagonal(N, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -16,6 +16,14 @@ from irbandits.dueling.rcs import RCS
 from irbandits.dueling.rmed import RMED1
 from irbandits.dueling.rucb import RUCB
 from irbandits.dueling.selfsparring import SelfSparring
+from irbandits.dueling.ccb import CCB
+from irbandits.dueling.rmed import RMED2, RMED2FH
+from irbandits.dueling.scb import SCB
+from irbandits.dueling.interleaved_filter import IF
+from irbandits.dueling.btm import BTM
+from irbandits.dueling.savage import CondorcetSAVAGE, CopelandSAVAGE
+from irbandits.dueling.doubler import Doubler
+from irbandits.dueling.sparring import SparringEXP3, SparringTS, SparringUCB
 
 __all__ = [
     "AlgorithmSpec",
@@ -32,4 +40,16 @@ __all__ = [
     "get_algorithm",
     "list_algorithms",
     "parse_spec",
+    "CCB",
+    "RMED2",
+    "RMED2FH",
+    "SCB",
+    "IF",
+    "BTM",
+    "CondorcetSAVAGE",
+    "CopelandSAVAGE",
+    "Doubler",
+    "SparringUCB",
+    "SparringEXP3",
+    "SparringTS",
 ]

@@ -14,6 +14,15 @@ at once, e.g. in one multileaved list, with two more kernels::
     _select_many(st, rng, arms)         # writes the m arms to show (repeats allowed)
     _update_many(st, rng, arms, credit) # credit[i]: what arms[i] earned; more credit beats less
 
+An algorithm that can reach a state from which its choices never change may also declare::
+
+    _absorbed(st) -> bool               # True only if from now on, whatever the outcomes, _select
+                                        # returns the same (c, d) (_select_many the same arms) and
+                                        # _recommend the same arm
+
+(e.g. MergeDTS and mergeRUCB once one arm is left). :func:`irbandits.simulate.simulate` then
+finishes such a run in closed form. The default (``None``) is never absorbed, and costs nothing.
+
 The interactive methods and the compiled simulation (:mod:`irbandits.simulate`) call the same
 kernels on the same arrays, so one seed gives one trajectory on both paths.
 """
@@ -90,6 +99,15 @@ def c_of_delta(alpha: float, K: int, delta: float) -> float:
     return math.exp(min(log_c, 700.0))
 
 
+def from_horizon(name: str, horizon: int | None, value, default, what: str = "delta"):
+    """``value`` if given, else ``default(T)`` for the horizon T; an error naming both if neither is there."""
+    if value is not None:
+        return value
+    if horizon is None or horizon < 1:
+        raise IrbanditsError(f"{name} needs the horizon T (it sets {what}); pass horizon=T or {what}=...")
+    return default(horizon)
+
+
 class DuelingAlgorithm:
     """Base class of the online dueling-bandit algorithms; see the module docstring."""
 
@@ -99,6 +117,7 @@ class DuelingAlgorithm:
     params: ClassVar[tuple[Param, ...]] = ()
     settings: ClassVar[dict[str, dict[str, Any]]] = {}
     multi_dueling: ClassVar[bool] = False
+    _absorbed: ClassVar[Callable | None] = None  # the absorbing test, a kernel (see the module docstring)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -190,6 +209,11 @@ class DuelingAlgorithm:
     def recommend(self) -> int:
         """The arm this algorithm would ship now."""
         return int(self._recommend(self._st))
+
+    @property
+    def absorbed(self) -> bool:
+        """Whether the choices and the recommendation can no longer change (never, without ``_absorbed``)."""
+        return self._absorbed is not None and bool(self._absorbed(self._st))
 
     @property
     def wins(self) -> np.ndarray:

@@ -295,6 +295,14 @@ def surviving_winner(W, arms, info):
 
 
 @kernel
+def last_arm_standing(info):
+    """One arm left: it duels itself and is recommended from now on, whatever the outcomes
+    (:func:`current_batch` returns its one-arm batch without pruning); the absorbing test of both
+    merge algorithms."""
+    return info[ALIVE] == 1
+
+
+@kernel
 def log_time(t, C):
     """ln(t + C) at step ``t`` (1-based)."""
     return math.log(t + C)

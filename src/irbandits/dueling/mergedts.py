@@ -11,7 +11,8 @@ batch left with one arm into the next, and then
   random);
 - Phase II (RelativeTournament): samples ``phi_j ~ Beta(w_jc + 1, w_cj + 1)`` for the other
   members, sets ``phi_c = 1`` and takes ``d = argmin phi`` (ties at random);
-- Phase IV: repartitions when at most ``K / 2^s`` arms survive. The last arm duels itself.
+- Phase IV: repartitions when at most ``K / 2^s`` arms survive. The last arm duels itself. From then on
+  the choices never change: ``_absorbed`` tells the simulation to finish the run in closed form.
 
 Phase I only uses the indicators ``theta_ij > 0.5``, which are Bernoulli with success probability
 ``q_ij = P(Beta(w_ij + 1, w_ji + 1) > 0.5)`` (:mod:`irbandits.dueling.thompson`). The state keeps
@@ -129,6 +130,11 @@ def _recommend(st):
     return bt.surviving_winner(st[0], st[3], st[6])
 
 
+@kernel
+def _absorbed(st):
+    return bt.last_arm_standing(st[6])
+
+
 class MergeDTS(DuelingAlgorithm):
     """MergeDTS: double Thompson sampling inside merging batches."""
 
@@ -147,6 +153,7 @@ class MergeDTS(DuelingAlgorithm):
     _select = staticmethod(_select)
     _update = staticmethod(_update)
     _recommend = staticmethod(_recommend)
+    _absorbed = staticmethod(_absorbed)
 
     def _init_state(self, K, alpha, M, epsilon, C):
         if C is None:

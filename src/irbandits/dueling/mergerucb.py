@@ -5,7 +5,8 @@ Thesis (seed 002) Algorithm 4 (Zoghi et al., WSDM 2015). At step ``t`` the algor
 with confidence (``u < 0.5`` with ``u_ij = w_ij / n_ij + sqrt(alpha ln(t + C) / n_ij)``), picks
 ``c`` uniformly at random in the batch and
 ``d = argmax_{j in batch, j != c} u_jc`` (ties at random), and starts a new stage (repartition)
-when at most ``K / 2^s`` arms survive. Initial batches follow the listing: ``b_1 = floor(K / M)``
+when at most ``K / 2^s`` arms survive (the last arm then duels itself for good: ``_absorbed``
+lets the simulation finish the run in closed form). Initial batches follow the listing: ``b_1 = floor(K / M)``
 batches of ``M`` consecutive arms, the last one taking the remainder.
 
 A batch pruned down to one arm: Algorithm 4 has no step for it (unlike MergeDTS's Algorithm 1,
@@ -82,6 +83,11 @@ def _recommend(st):
     return bt.surviving_winner(st[0], st[3], st[6])
 
 
+@kernel
+def _absorbed(st):
+    return bt.last_arm_standing(st[6])
+
+
 class MergeRUCB(DuelingAlgorithm):
     """mergeRUCB: random first arm and relative-UCB opponent inside merging batches."""
 
@@ -101,6 +107,7 @@ class MergeRUCB(DuelingAlgorithm):
     _select = staticmethod(_select)
     _update = staticmethod(_update)
     _recommend = staticmethod(_recommend)
+    _absorbed = staticmethod(_absorbed)
 
     def _init_state(self, K, alpha, M, delta, C, merge_single):
         if C is None:

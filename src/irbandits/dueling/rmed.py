@@ -1,4 +1,4 @@
-"""Relative Minimum Empirical Divergence, RMED1 (Komiyama, Honda, Kashima & Nakagawa, COLT 2015).
+"""Relative Minimum Empirical Divergence: RMED1, RMED2, RMED2FH (Komiyama, Honda, Kashima & Nakagawa, COLT 2015).
 
 The listing followed is Algorithm 1 of the paper (the loop lists L_C, L_R, L_N) with the RMED1
 rule for the comparison arm (Algorithm 2), as implemented by the authors in
@@ -22,7 +22,18 @@ copied), cross-checked against duelpy's ``Rmed1`` and the MergeDTS authors' Pyth
 cite the paper's line numbers. Differences from the C++: it marks the *comparison* arm ``m`` as done
 in the current loop (``LRc.insert(j)``), while the paper's ``L_R <- L_R \\ {l(t)}`` (as duelpy and
 the MergeDTS code have it) removes ``l(t)``, which is done here; it tests ``p_ij <= 0.50001`` for
-``O_i``, here the exact integer test ``2 w_ij <= n_ij``. RMED2 is not implemented.
+``O_i``, here the exact integer test ``2 w_ij <= n_ij``.
+
+RMED2 (the paper's Algorithm 3, as in the authors' code, mode 2) keeps the loop and changes two
+things. Exploration: after the initial phase, while some pair has been drawn fewer than
+``alpha log(log t + 0.01)`` times (``alpha = 3``, the authors' default and guard), the first such
+pair in lexicographic order is drawn; these draws update the divergences and L_N but not L_C
+or L_R. Comparison arm: ``b(l) = argmin_{j: p_lj < 1/2} max(p_{i* l} + p_{i* j} - 1, 0.01) /
+KL(p_lj, 1/2)`` (``i*`` if none; the estimated regret-optimal arm to show that ``l`` loses),
+and ``m = i*`` if ``i*`` is in ``O_l`` and ``n_{l i*} <= n_{l b(l)} / log(log t + 0.01)``, else
+``m = b(l)`` if ``b(l)`` is in ``O_l``, else RMED1's rule. RMED2FH (mode 3) explores every pair to
+``alpha log(log T + 0.01)`` with the known horizon ``T`` and fixes every ``b(l)`` at the first step
+of the main phase.
 
 Speed: only the pair just played changes, so the per-pair terms ``n_ij KL(p_ij, 1/2)`` are cached
 in a K x K array, ``|O_i|`` is kept per arm, and only ``I_c`` and ``I_d`` are re-summed after a
@@ -50,6 +61,7 @@ from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm, Param
 from irbandits.dueling.bounds import empirical_copeland_winner, pick, record
+from irbandits.errors import IrbanditsError
 
 # info slots
 _PHASE, _CI, _CJ, _NLC, _POS, _ARGMIN, _NMIN, _NLN = range(8)
@@ -87,28 +99,28 @@ def _refresh_min(I, info):
 
 
 @njit(cache=True)
-def _select(st, rng):
-    W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, params, ties = st
-    if info[_PHASE] == 0:
-        return info[_CI], info[_CJ]
-    K = W.shape[0]
-    l = lc[info[_POS]]
+def best_arm(I, info, mins, ties, rng):
+    """i* = argmin_i I_i, ties at random."""
     if info[_NMIN] == 1:
-        best = info[_ARGMIN]
-    else:
-        n = 0
-        for i in range(K):
-            if I[i] == mins[0]:
-                ties[n] = i
-                n += 1
-        best = pick(ties, n, rng)
+        return info[_ARGMIN]
+    n = 0
+    for i in range(I.shape[0]):
+        if I[i] == mins[0]:
+            ties[n] = i
+            n += 1
+    return pick(ties, n, rng)
+
+
+@njit(cache=True)
+def rmed1_opponent(W, l, best, nopp, ties, rng):
+    """Algorithm 2: i* if it is in O_l, else argmin_{j in O_l} p_lj (ties at random), else i*."""
     if best != l and 2 * W[l, best] <= W[l, best] + W[best, l]:  # i* in O_l
-        return l, best
+        return best
     if nopp[l] == 0:
-        return l, best
+        return best
     low = 2.0
     n = 0
-    for j in range(K):
+    for j in range(W.shape[0]):
         if j == l:
             continue
         nn = W[l, j] + W[j, l]
@@ -122,7 +134,16 @@ def _select(st, rng):
         elif p == low:
             ties[n] = j
             n += 1
-    return l, pick(ties, n, rng)
+    return pick(ties, n, rng)
+
+
+@njit(cache=True)
+def _select(st, rng):
+    W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, params, ties = st
+    if info[_PHASE] == 0:
+        return info[_CI], info[_CJ]
+    l = lc[info[_POS]]
+    return l, rmed1_opponent(W, l, best_arm(I, info, mins, ties, rng), nopp, ties, rng)
 
 
 @njit(cache=True)
@@ -143,8 +164,9 @@ def _add_candidates(I, in_r, in_n, ln, info, mins, slack):
 
 
 @njit(cache=True)
-def _update(st, rng, c, d, c_won):
-    W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, params, ties = st
+def rmed_update(W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, fk, c, d, c_won, in_loop):
+    """Record a duel, refresh the divergences and the lists L_C, L_R, L_N (Algorithm 1); a duel
+    outside the loop (``in_loop`` False: RMED2's exploration) leaves L_C and L_R as they are."""
     K = W.shape[0]
     changed = c != d
     if changed:
@@ -180,10 +202,14 @@ def _update(st, rng, c, d, c_won):
             info[_NLN] = 0
             mins[1] = np.inf
         return
+    slack = math.log(t[0]) + fk
+    if not in_loop:
+        if changed:
+            _add_candidates(I, in_r, in_n, ln, info, mins, slack)
+        return
     l = lc[info[_POS]]
     in_r[l] = False
     info[_POS] += 1
-    slack = math.log(t[0]) + params[0]
     # The arms outside L_R and L_N that failed the test last time have I >= mins[1]; unless some
     # I changed, only the arm l just released from L_R and a grown log t can add candidates.
     if not changed:
@@ -209,6 +235,12 @@ def _update(st, rng, c, d, c_won):
         info[_NLC] = n
         info[_POS] = 0
         info[_NLN] = 0
+
+
+@njit(cache=True)
+def _update(st, rng, c, d, c_won):
+    W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, params, ties = st
+    rmed_update(W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, params[0], c, d, c_won, True)
 
 
 @njit(cache=True)
@@ -248,3 +280,122 @@ class RMED1(DuelingAlgorithm):
             params=np.array([kweight * K**1.01]),
             ties=np.zeros(K, np.int64),
         )
+
+
+# ----- RMED2 and RMED2FH -------------------------------------------------------------------------
+# ex slots: cursor pair (i, j) of the exploration scan, the level it scans for, last pair explored?
+_EI, _EJ, _ELEVEL, _EXPLORING = range(4)
+
+
+@njit(cache=True)
+def exploration_level(alpha, log_t):
+    """Pairs drawn fewer than alpha log(log t + 0.01) times are drawn first (the authors' guard 0.01)."""
+    x = log_t + 0.01
+    return math.ceil(alpha * math.log(x)) if x > 1.0 else 0
+
+
+@njit(cache=True)
+def smallest_regret_arm(W, best, l):
+    """b(l) = argmin_{j: p_lj < 1/2} max(p_{i* l} + p_{i* j} - 1, 0.01) / KL(p_lj, 1/2); i* if none."""
+    out, low = best, np.inf
+    for j in range(W.shape[0]):
+        n = W[l, j] + W[j, l]
+        if j == l or n == 0 or 2 * W[l, j] >= n:
+            continue
+        p = W[l, j] / n
+        kl = (1.0 - p) * math.log(2.0 * (1.0 - p))
+        if p > 0.0:
+            kl += p * math.log(2.0 * p)
+        v = max(_mean(W, best, l) + _mean(W, best, j) - 1.0, 0.01) / kl
+        if v < low:
+            out, low = j, v
+    return out
+
+
+@njit(cache=True)
+def _mean(W, i, j):
+    n = W[i, j] + W[j, i]
+    return 0.5 if i == j or n == 0 else W[i, j] / n
+
+
+@njit(cache=True)
+def _select2(st, rng):
+    W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, params, ties, ex, bfix = st
+    ex[_EXPLORING] = 0
+    if info[_PHASE] == 0:
+        return info[_CI], info[_CJ]
+    K = W.shape[0]
+    step = t[0] + 1
+    log_t = math.log(step)
+    level = exploration_level(params[1], math.log(params[3]) if params[2] else log_t)
+    if level > ex[_ELEVEL]:  # every pair below the new level is drawn again, in lexicographic order
+        ex[_ELEVEL], ex[_EI], ex[_EJ] = level, 0, 1
+    while ex[_EI] < K - 1:
+        i, j = ex[_EI], ex[_EJ]
+        if W[i, j] + W[j, i] < ex[_ELEVEL]:
+            ex[_EXPLORING] = 1
+            return i, j
+        ex[_EJ] += 1
+        if ex[_EJ] == K:
+            ex[_EI] += 1
+            ex[_EJ] = ex[_EI] + 1
+    l = lc[info[_POS]]
+    best = best_arm(I, info, mins, ties, rng)
+    if params[2]:  # RMED2FH: b(i) fixed at the first step of the main phase
+        if bfix[0] < 0:
+            for i in range(K):
+                bfix[i] = smallest_regret_arm(W, best, i)
+        b = bfix[l]
+    else:
+        b = smallest_regret_arm(W, best, l)
+    n_b = W[l, b] + W[b, l]
+    if best != l and 2 * W[l, best] <= W[l, best] + W[best, l]:  # i* in O_l
+        if W[l, best] + W[best, l] <= n_b / math.log(log_t + 0.01):
+            return l, best
+    if b != l and 2 * W[l, b] <= n_b:  # b(l) in O_l
+        return l, b
+    return l, rmed1_opponent(W, l, best, nopp, ties, rng)
+
+
+@njit(cache=True)
+def _update2(st, rng, c, d, c_won):
+    W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, params, ties, ex, bfix = st
+    rmed_update(W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, params[0], c, d, c_won, ex[_EXPLORING] == 0)
+
+
+class RMED2(RMED1):
+    """RMED2: RMED with forced exploration and the regret-optimal comparison arm b(l)."""
+
+    name = "RMED2"
+    description = "RMED2: RMED1's candidate loop, comparing l with the estimated regret-optimal arm b(l)"
+    reference = "Komiyama et al. COLT 2015, Algorithms 1 and 3; MergeDTS paper (seed 001) section 5.5"
+    params = RMED1.params + (
+        Param("alpha", float, 3.0, "every pair is drawn at least alpha log log t times (the authors' 3)",
+              lambda a: a >= 0, ">= 0"),
+    )
+
+    _select = staticmethod(_select2)
+    _update = staticmethod(_update2)
+
+    def _init_state(self, K, kweight, alpha):
+        return self._rmed2_state(K, kweight, alpha, 0.0, 1.0)
+
+    def _rmed2_state(self, K, kweight, alpha, fixed, horizon):
+        st = super()._init_state(K, kweight)
+        st["params"] = np.array([kweight * K**1.01, alpha, fixed, horizon])  # f(K), alpha, FH?, T
+        st["ex"] = np.array([0, 1, 0, 0], np.int64)
+        st["bfix"] = np.full(K, -1, np.int64)
+        return st
+
+
+class RMED2FH(RMED2):
+    """RMED2FH: RMED2 for a known horizon T (exploration to alpha log log T, b(l) fixed once)."""
+
+    name = "RMED2FH"
+    description = "RMED2 with a known horizon: explore every pair alpha log log T times, then fix each b(l)"
+    reference = "Komiyama et al. COLT 2015, Algorithm 3 (fixed-horizon RMED2)"
+
+    def _init_state(self, K, kweight, alpha):
+        if self.horizon is None:
+            raise IrbanditsError("RMED2FH needs the horizon T (pass horizon=...)")
+        return self._rmed2_state(K, kweight, alpha, 1.0, float(self.horizon))

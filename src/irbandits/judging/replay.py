@@ -29,18 +29,55 @@ def recorded_pools(judgments: pd.DataFrame) -> dict[str, list[str]]:
     return pools
 
 
-def replay(pools: dict[str, list[str]], judgments: pd.DataFrame, seed: int = 0, **params) -> TopKProcess:
-    """Run the process on ``pools`` to the end, answering from ``judgments`` (``topic left right winner``)."""
+def replay(pools: dict[str, list[str]], judgments: pd.DataFrame, seed: int = 0, stop_settled: bool = False,
+           **params) -> TopKProcess:
+    """Run the process on ``pools`` to the end, answering from ``judgments`` (``topic left right winner``).
+
+    With ``stop_settled`` a topic gets no more answers once it is settled
+    (:meth:`~irbandits.judging.topk.TopKProcess.settled`, checked after every answer); its best item is
+    then :meth:`~irbandits.judging.topk.TopKProcess.leader` (see :func:`best_items`).
+    """
     recorded: dict[tuple[str, tuple[str, str]], list[str]] = {}
     for row in judgments.itertuples(index=False):
         recorded.setdefault((str(row.topic), _key(row.left, row.right)), []).append(row.winner)
     rng = np.random.default_rng(seed)
     proc = TopKProcess(pools, seed=seed, **params)
-    while requests := proc.requests():
+    stopped: set[str] = set()
+    while requests := [r for r in proc.requests() if r[0] not in stopped]:
         for topic, left, right in requests:
+            if topic in stopped:
+                continue
             options = recorded.get((topic, _key(left, right))) or [left, right]
             proc.add(topic, left, right, options[rng.integers(len(options))])
+            if stop_settled and proc.settled(topic) and proc.topics[topic].kind != "done":
+                stopped.add(topic)
     return proc
+
+
+def best_items(proc: TopKProcess, finals=None) -> dict[str, list[str]]:
+    """Best sets of finished topics, and the decided best item of settled, unfinished ones."""
+    best = proc.best(finals)
+    for topic, t in proc.topics.items():
+        if topic not in best and proc.settled(topic):
+            best[topic] = [proc.leader(topic)]
+    return best
+
+
+def settled_saving(pools, judgments: pd.DataFrame, released: pd.DataFrame, runs: int = 100, seed: int = 0,
+                   extra: int = 1) -> pd.DataFrame:
+    """Replays with and without stopping settled topics (the same seeds): mean judgments and agreement
+    of the best items with ``released`` (a Combined set: all final phases scored), per mode."""
+    seeds = np.random.SeedSequence(seed).generate_state(runs)
+    rows = []
+    for r, s in enumerate(seeds):
+        for stop in (False, True):
+            proc = replay(pools, judgments, seed=int(s), stop_settled=stop, extra=extra)
+            rows.append(dict(run=r, stop_settled=stop, judgments=sum(len(t.log) for t in proc.topics.values()),
+                             **agreement(best_items(proc), released)))
+    df = pd.DataFrame(rows)
+    return df.groupby("stop_settled").agg(runs=("run", "size"), judgments=("judgments", "mean"),
+                                          judgments_sd=("judgments", "std"), share=("share", "mean"),
+                                          same=("same", "mean")).reset_index()
 
 
 def agreement(found: dict[str, list[str]], released: pd.DataFrame) -> dict[str, float]:

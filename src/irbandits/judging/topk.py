@@ -277,6 +277,49 @@ class TopKProcess:
             t.bank.setdefault(key, []).append(winner)
         return self
 
+    def retract(self, topic: str, left: str, right: str) -> None:
+        """Take back the answer to the pair ``left right`` of ``topic`` that the open phase holds (the
+        latest one to it), as if it had never come; an answer whose phase is closed cannot be retracted."""
+        t = self.topics[str(topic)]
+        alias = self.aliases.get(str(topic), {})
+        key = _key(*(alias.get(x, x) for x in (left, right)))
+        if t.kind == "done" or key not in t.answers:
+            raise IrbanditsError(f"topic {topic}: the phase that asked for {left} {right} is closed")
+        del t.answers[key]
+        last = max(i for i, (a, b, _, _) in enumerate(t.log) if _key(a, b) == key)
+        del t.log[last]
+
+    def settled(self, topic: str) -> bool:
+        """Whether the topic's best item is decided: the process is done, or the topic is in a final
+        phase and some item x has more final wins than any other item y can still reach, i.e.
+        ``wins(x) > wins(y) + open(y)`` for every y, where wins count the final judgments so far (all
+        final phases, as the scores do) and ``open(y)`` is y's pairs still unanswered in the open phase
+        plus ``len(pool) - 1`` for each final phase still to come. Every final-pool item plays the same
+        number of final pairs, so scores order as wins do and x is the single best item whatever the
+        open requests' answers are. (It is a sufficient rule: a topic that would end in a tie for the
+        top, or where x's own open pairs decide, stays unsettled until done.)"""
+        t = self.topics[str(topic)]
+        if t.kind == "done":
+            return True
+        return t.kind == "final" and self.leader(topic) is not None
+
+    def leader(self, topic: str) -> str | None:
+        """The item x of the :meth:`settled` rule for a topic in a final phase, else None."""
+        t = self.topics[str(topic)]
+        if t.kind != "final":
+            return None
+        wins = Counter(w for _, _, _, w in t.final_log) + Counter(t.answers.values())
+        later = (self.params["extra"] + 1 - t.finals) * (len(t.pool) - 1)
+        reach = Counter({x: later for x in t.pool})
+        for a, b in t.outstanding():
+            reach[a] += 1
+            reach[b] += 1
+        ranked = sorted(t.pool, key=lambda x: -wins[x])
+        x = ranked[0]
+        if all(wins[x] > wins[y] + reach[y] for y in ranked[1:]):
+            return x
+        return None
+
     def add_many(self, judgments: Iterable[tuple[str, str, str, str]]) -> "TopKProcess":
         for j in judgments:
             self.add(*j)

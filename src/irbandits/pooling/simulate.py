@@ -61,6 +61,14 @@ class Timing:
     run_s: float = 0.0
 
 
+def _topic_curves(context: tuple, task: tuple) -> np.ndarray:
+    """Every repetition of one method on one topic: an array (repetitions, pool size)."""
+    pools, relevance, seed = context
+    spec, t, topic, reps = task
+    return np.stack([walk(spec.make(pools[topic], np.random.SeedSequence(seed, spawn_key=(t, i))), relevance[topic])
+                     for i in range(reps)])
+
+
 def simulate_pools(
     pools: dict[str, TopicPool],
     relevance: dict[str, np.ndarray],
@@ -68,12 +76,19 @@ def simulate_pools(
     repetitions: int = 100,
     seed: int = 0,
     timing: Timing | None = None,
+    backend: str = "local",
+    workers: int = 1,
+    address: str | None = None,
 ) -> pd.DataFrame:
     """Curves of every method on every topic: columns ``method, topic, repetition, judgments, relevant_found``.
 
     ``relevance[topic]`` is the 0/1 vector of :meth:`TopicPool.relevance`; deterministic methods get
-    repetition 0 only, random ones ``repetitions`` seeded repetitions.
+    repetition 0 only, random ones ``repetitions`` seeded repetitions. Each (method, topic) is a task
+    of :func:`irbandits.experiments.run_tasks` on ``backend`` with ``workers`` (``"ray"``: the cluster
+    at ``address``); the curves do not depend on where they ran.
     """
+    from irbandits.experiments.backends import Failed, run_tasks
+
     if repetitions < 1:
         raise IrbanditsError(f"repetitions must be at least 1, got {repetitions}")
     specs = method_specs(methods)
@@ -83,21 +98,24 @@ def simulate_pools(
     if bad:
         raise IrbanditsError(f"no relevance vector of the pool's size for topic {bad[0]}")
     relevance = {t: np.ascontiguousarray(relevance[t], dtype=np.int64) for t in topics}
-    frames = []
     for spec in specs:
-        reps = repetitions if spec.cls.random else 1
         start = time.perf_counter()
         walk(spec.make(pools[topics[0]]), relevance[topics[0]])  # compile
         timing.compile_s += time.perf_counter() - start
-        start = time.perf_counter()
-        for t, topic in enumerate(topics):
-            pool, rel = pools[topic], relevance[topic]
-            curves = np.stack([walk(spec.make(pool, np.random.SeedSequence(seed, spawn_key=(t, i))), rel)
-                               for i in range(reps)])
-            frames.append(pd.DataFrame(dict(
-                method=spec.label, topic=topic, repetition=np.repeat(np.arange(reps), pool.size),
-                judgments=np.tile(np.arange(1, pool.size + 1), reps), relevant_found=curves.ravel())))
-        timing.run_s += time.perf_counter() - start
+    tasks = [(spec, t, topic, repetitions if spec.cls.random else 1) for spec in specs for t, topic in enumerate(topics)]
+    frames: list = [None] * len(tasks)
+    start = time.perf_counter()
+    for outcome in run_tasks(_topic_curves, tasks, (pools, relevance, seed), backend=backend, workers=workers,
+                             address=address, progress=False):
+        if isinstance(outcome, Failed):
+            raise RuntimeError(f"pool simulation of {tasks[outcome.index][0].label} on topic "
+                               f"{tasks[outcome.index][2]} failed: {outcome.error}")
+        spec, _, topic, reps = tasks[outcome.index]
+        size = pools[topic].size
+        frames[outcome.index] = pd.DataFrame(dict(
+            method=spec.label, topic=topic, repetition=np.repeat(np.arange(reps), size),
+            judgments=np.tile(np.arange(1, size + 1), reps), relevant_found=outcome.value.ravel()))
+    timing.run_s += time.perf_counter() - start
     table = pd.concat(frames, ignore_index=True)
     table["method"] = pd.Categorical(table.method, categories=[s.label for s in specs])
     return table

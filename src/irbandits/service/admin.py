@@ -20,7 +20,7 @@ from irbandits.errors import IrbanditsError
 from irbandits.service import api
 from irbandits.service.auth import token_hash
 from irbandits.service.campaigns import OPTIONS, check_campaign
-from irbandits.service.models import Assessor, Judgment
+from irbandits.service.models import Assessor
 from irbandits.service.pages import render
 from irbandits.service.uploads import campaign_body
 from irbandits.service.websession import (LOGIN_COOKIE, check_csrf, csrf_token, end_session, login_nonce,
@@ -130,6 +130,16 @@ async def add_assessor(cid: int, request: Request, nonce: str = Depends(require_
     return await run_in_threadpool(_dashboard, request, cid, nonce, dict(name=name, url=made["url"]), 201)
 
 
+@router.post("/campaigns/{cid}/assessors/{aid}/flag")
+async def flag_assessor(cid: int, aid: int, request: Request, nonce: str = Depends(require_session)) -> RedirectResponse:
+    """Flag or clear an assessor (the form's ``flagged`` is 1 or 0), then back to the dashboard."""
+    form = await request.form()
+    check_csrf(request, form, nonce)
+    flagged = str(form.get("flagged", "")) == "1"
+    await run_in_threadpool(api.flag_assessor, cid, aid, api.FlagIn(flagged=flagged), request)
+    return RedirectResponse(f"/admin/campaigns/{cid}", status_code=303)
+
+
 @router.get("/campaigns/{cid}/stats.json")
 def stats(cid: int, request: Request, nonce: str = Depends(require_session)) -> dict:
     """What the dashboard's script refreshes: progress, assessors, judgments per hour, the plot's points."""
@@ -138,10 +148,10 @@ def stats(cid: int, request: Request, nonce: str = Depends(require_session)) -> 
 
 def campaign_stats(cid: int, request: Request) -> dict[str, Any]:
     """Progress of campaign ``cid`` with its assessors, judgments per hour and cumulative judgments."""
-    progress = api.registry(request).get(cid).progress()
-    with request.app.state.sessions() as session:
-        times = list(session.scalars(select(Judgment.created_at).where(Judgment.campaign_id == cid)
-                                     .order_by(Judgment.id)))
+    runtime = api.registry(request).get(cid)
+    progress = runtime.progress()
+    with runtime.lock:  # the judgments the process counts: target answers of unflagged assessors, not retracted
+        times = [j.created_at for j in runtime.log if runtime.exported(j)]
     now = request.app.state.settings.clock()
     hours: dict[int, int] = {}
     for t in times:
@@ -151,6 +161,7 @@ def campaign_stats(cid: int, request: Request) -> dict[str, Any]:
     if times and series[-1][1] != len(times):
         series.append([times[-1], len(times)])
     return dict(progress, assessors=api.list_assessors(cid, request), now=now,
+                agreement=runtime.agreement(),
                 last_hour=sum(1 for t in times if t > now - 3600),
                 per_hour=[dict(hour=time.strftime("%Y-%m-%d %H:00 UTC", time.gmtime(h * 3600)), judgments=n)
                           for h, n in sorted(hours.items(), reverse=True)[:24]],

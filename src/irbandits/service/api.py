@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
-from sqlalchemy import select
 
+from irbandits.errors import IrbanditsError
 from irbandits.service.assign import Registry
 from irbandits.service.auth import new_token, require_admin, require_assessor, token_hash
 from irbandits.service.campaigns import check_campaign, judgments_text
-from irbandits.service.models import Assessor, Judgment
+from irbandits.service.models import Assessor
+from irbandits.service.quality import Signals
 
 router = APIRouter(prefix="/api")
 _RECORDED = b'{"recorded":true}'
@@ -28,12 +29,24 @@ class CampaignIn(BaseModel):
     texts: dict[str, str]
     qrels: str | None = None
     runs: dict[str, str] | None = None
+    tests: list | None = None  # known-answer test pairs [topic, better docno, worse docno]
     options: dict[str, Any] = {}
 
 
 class AssessorIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=200)
+    automatic: str | None = Field(None, max_length=200)  # module:function of an automatic assessor
+
+
+class FlagIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    flagged: bool
+
+
+class UndoIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    client_id: str = Field(min_length=1, max_length=200)
 
 
 class AnswerIn(BaseModel):
@@ -66,31 +79,67 @@ def campaign_progress(cid: int, request: Request) -> dict:
 @router.post("/campaigns/{cid}/assessors", status_code=201, dependencies=admin)
 def add_assessor(cid: int, body: AssessorIn, request: Request) -> dict:
     reg = registry(request)
-    reg.get(cid)
+    runtime = reg.get(cid)
+    if body.automatic is not None:
+        from irbandits.judging.assessors import load_assessor
+
+        if runtime.kind != "preference":
+            raise IrbanditsError("automatic: automatic assessors answer preference campaigns")
+        load_assessor(body.automatic)  # an unknown module or function: 422 naming it
     token = new_token()
     with request.app.state.sessions() as session:
         row = Assessor(campaign_id=cid, name=body.name, token_hash=token_hash(token), revoked=False, flagged=False,
-                       created_at=request.app.state.settings.clock())
+                       trusted=False, automatic=body.automatic, created_at=request.app.state.settings.clock())
         session.add(row)
         session.commit()
+    if body.automatic is not None:
+        reg.start_automatic(runtime, row.id, body.automatic)
     return {"id": row.id, "token": token, "url": f"/a/{token}"}
 
 
 @router.get("/campaigns/{cid}/assessors", dependencies=admin)
 def list_assessors(cid: int, request: Request) -> list[dict]:
-    reg = registry(request)
-    reg.get(cid)
-    counts = reg.judgment_counts(cid)
-    return [dict(id=a.id, name=a.name, judgments=counts.get(a.id, 0), flagged=a.flagged, revoked=a.revoked)
-            for a in reg.assessors(cid)]
+    """Each assessor with their answers, flag and quality signals (see :mod:`irbandits.service.quality`)."""
+    runtime = registry(request).get(cid)
+    counts, quality = runtime.answers(), runtime.quality()
+    return [dict(id=a.id, name=a.name, judgments=counts.get(a.id, 0), flagged=a.flagged, revoked=a.revoked,
+                 automatic=a.automatic, **quality.get(a.id, Signals().as_json() | dict(reason=None)))
+            for a in registry(request).assessors(cid)]
+
+
+@router.post("/campaigns/{cid}/assessors/{aid}", dependencies=admin)
+def flag_assessor(cid: int, aid: int, body: FlagIn, request: Request) -> dict:
+    """Set or clear an assessor's flag; the process is rebuilt from the log with or without their answers."""
+    runtime = registry(request).get(cid)
+    if aid not in {a.id for a in registry(request).assessors(cid)}:
+        raise HTTPException(404, f"no assessor {aid} in campaign {cid}")
+    runtime.set_flag(aid, body.flagged)
+    return {"id": aid, "flagged": body.flagged}
+
+
+@router.get("/campaigns/{cid}/quality", dependencies=admin)
+def campaign_quality(cid: int, request: Request) -> dict:
+    """Campaign agreement (Krippendorff's alpha, pairwise rate with its interval), test accuracy over
+    all assessors (what ``irbandits judge plan --accuracy-from`` reads) and the assessors."""
+    runtime = registry(request).get(cid)
+    people = list_assessors(cid, request)
+    tests = sum(a["tests"] for a in people if not a["flagged"])
+    correct = sum(round(a["accuracy"] * a["tests"]) for a in people if not a["flagged"] and a["tests"])
+    return dict(agreement=runtime.agreement(), tests=tests, accuracy=round(correct / tests, 4) if tests else None,
+                threshold=runtime.options.get("threshold"), assessors=people)
 
 
 @router.get("/campaigns/{cid}/judgments", response_class=PlainTextResponse, dependencies=admin)
-def export_judgments(cid: int, request: Request) -> str:
-    registry(request).get(cid)
-    with request.app.state.sessions() as session:
-        rows = session.scalars(select(Judgment).where(Judgment.campaign_id == cid).order_by(Judgment.id))
-        return judgments_text(rows)
+def export_judgments(cid: int, request: Request, log: bool = False) -> str:
+    """Target answers in log order, without flagged assessors' and retracted ones (quality checks are
+    not judgments of the process); an automatic assessor's id is written ``auto-ID``. With ``?log=1``:
+    the whole append-only log, every row with its kind as a last column (answer, test, repeat, retract)."""
+    runtime = registry(request).get(cid)
+    automatic = {a.id for a in registry(request).assessors(cid) if a.automatic}
+    with runtime.lock:
+        if log:
+            return judgments_text(runtime.log, automatic, kinds=True)
+        return judgments_text((j for j in runtime.log if runtime.exported(j)), automatic)
 
 
 @router.get("/campaigns/{cid}/qrels", response_class=PlainTextResponse, dependencies=admin)
@@ -110,6 +159,20 @@ async def next_task(request: Request):
     who = require_assessor(request)
     runtime = registry(request).get(who.campaign_id)
     lease = runtime.next_task(who.id)
+    return Response(status_code=204) if lease is None else JSONResponse(runtime.task_json(lease))
+
+
+@router.post("/undo", responses={409: {"description": "nothing to undo, or the phase that asked for it is closed"}})
+async def undo(request: Request):
+    """Take back this assessor's latest answer while the phase that asked for it is open: a "retract"
+    row is appended to the log, and the same task is leased to them again (the body of ``GET /api/next``)."""
+    who = require_assessor(request)
+    try:
+        body = UndoIn.model_validate_json(await request.body())
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors()) from None
+    runtime = registry(request).get(who.campaign_id)
+    lease = runtime.undo(who.id, body.client_id)
     return Response(status_code=204) if lease is None else JSONResponse(runtime.task_json(lease))
 
 

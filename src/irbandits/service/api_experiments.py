@@ -3,14 +3,21 @@
 The organiser creates experiments and issues per-experiment client tokens for front ends; the
 impression, lists, clicks, vote and state routes take the organiser token or a client token of that
 experiment (another experiment's token gets 404, an unknown one 401).
+
+The four routes of a front end's cycle (impression, lists, clicks, vote) run on the event loop, as
+the judging API's hot routes do: their work is in memory but for one short commit (see
+:mod:`irbandits.service.experiments`); they check the token by calling :func:`caller` (a dict lookup),
+validate the raw body and return ready JSON, with no thread-pool hop and no FastAPI encoding pass.
 """
 
 from __future__ import annotations
 
 import hmac
+import json
 
-from fastapi import APIRouter, Depends, HTTPException, Request
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from fastapi import APIRouter, Depends, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from irbandits.service.auth import bearer, new_token, require_admin, token_hash
 from irbandits.service.experiments import Experiments, check_experiment
@@ -26,6 +33,7 @@ class ExperimentIn(BaseModel):
     rankers: list[str] = Field(max_length=1000)
     algorithm: str = Field(min_length=1, max_length=200)
     comparison: str = "team-draft"
+    length: StrictInt = Field(10, ge=1, le=1000)
     seed: StrictInt = 0
     horizon: StrictInt | None = Field(None, ge=1)
 
@@ -48,6 +56,23 @@ class ClicksIn(BaseModel):
 class VoteIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     winner: str
+
+
+def raw_body(model: type[BaseModel]) -> dict:
+    """``openapi_extra`` of a route that validates its body itself with ``model``."""
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
+
+
+async def parsed(model: type[BaseModel], request: Request):
+    """The request body validated by ``model``; 422 (the app's one-line message) when it does not fit."""
+    try:
+        return model.model_validate_json(await request.body())
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors()) from None
+
+
+def reply(body, status: int = 200) -> Response:
+    return Response(json.dumps(body, separators=(",", ":")).encode(), status, media_type="application/json")
 
 
 def experiments(request: Request) -> Experiments:
@@ -99,26 +124,33 @@ def experiment_state(eid: int, request: Request, allowed: int | None = Depends(c
 
 
 @router.post("/experiments/{eid}/impressions", status_code=201)
-def new_impression(eid: int, request: Request, allowed: int | None = Depends(caller)) -> dict:
+async def new_impression(eid: int, request: Request) -> Response:
+    allowed = caller(request)
     reg = experiments(request)
     imp, names = reg.impression(reg.get(eid, allowed))
-    return {"impression": imp.id, "rankers": names}
+    return reply({"impression": imp.id, "rankers": names}, 201)
 
 
-@router.post("/impressions/{iid}/lists")
-def lists(iid: int, body: ListsIn, request: Request, allowed: int | None = Depends(caller)) -> dict:
-    return {"list": experiments(request).of_impression(iid, allowed).interleave(iid, body.lists)}
+@router.post("/impressions/{iid}/lists", openapi_extra=raw_body(ListsIn))
+async def lists(iid: int, request: Request) -> Response:
+    allowed = caller(request)
+    body = await parsed(ListsIn, request)
+    return reply({"list": experiments(request).of_impression(iid, allowed).interleave(iid, body.lists)})
 
 
-@router.post("/impressions/{iid}/clicks")
-def clicks(iid: int, body: ClicksIn, request: Request, allowed: int | None = Depends(caller)) -> dict:
-    return {"winner": experiments(request).of_impression(iid, allowed).clicks(iid, body.clicks)}
+@router.post("/impressions/{iid}/clicks", openapi_extra=raw_body(ClicksIn))
+async def clicks(iid: int, request: Request) -> Response:
+    allowed = caller(request)
+    body = await parsed(ClicksIn, request)
+    return reply({"winner": experiments(request).of_impression(iid, allowed).clicks(iid, body.clicks)})
 
 
-@router.post("/impressions/{iid}/vote")
-def vote(iid: int, body: VoteIn, request: Request, allowed: int | None = Depends(caller)) -> dict:
+@router.post("/impressions/{iid}/vote", openapi_extra=raw_body(VoteIn))
+async def vote(iid: int, request: Request) -> Response:
+    allowed = caller(request)
+    body = await parsed(VoteIn, request)
     experiments(request).of_impression(iid, allowed).vote(iid, body.winner)
-    return {"recorded": True}
+    return Response(b'{"recorded":true}', media_type="application/json")
 
 
 def install(app) -> None:

@@ -122,6 +122,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.admin_hash, app.state.new_admin_token = admin_hash(session, settings.clock, settings.admin_token)
     app.state.assessor_cache = AssessorCache(engine)
     app.state.campaigns = Registry.load(app.state.sessions, settings)
+    app.router.on_shutdown.append(app.state.campaigns.stop)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
@@ -134,7 +135,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(RequestLog)
     app.include_router(api.router)
+    api_experiments.install(app)   # before the pages: each request walks the routes in order
     pages.install(app)
-    api_experiments.install(app)
     return app
 

@@ -19,6 +19,9 @@ replays them in.
 
 from __future__ import annotations
 
+import itertools
+import logging
+import random
 import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -26,12 +29,15 @@ from types import SimpleNamespace
 from typing import Any
 
 from fastapi import HTTPException
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Engine
 
 from irbandits.service.campaigns import answer_value, make_judge
 from irbandits.service.models import Assessor, CampaignRow, Judgment, Task
+from irbandits.service.quality import Signals, Votes, agreement, flag_reason
 from irbandits.service.settings import Settings
+
+log = logging.getLogger("irbandits.service")
 
 # the statements of the hot paths, built once (each is compiled once and cached by SQLAlchemy)
 _NEW_TASK = insert(Task)
@@ -47,37 +53,135 @@ class Lease:
     left: str
     right: str | None
     expires_at: float
+    issued_at: float = 0.0
+    kind: str = "answer"  # "answer" (a request of the process), "test" or "repeat" (quality checks)
 
 
 class CampaignRuntime:
-    """One campaign in memory: its judge (the process), open leases and who answered what."""
+    """One campaign in memory: its judge (the process), open leases, who answered what, and quality."""
 
     def __init__(self, row: CampaignRow, settings: Settings, engine: Engine):
         self.engine = engine
         self.id, self.kind, self.name, self.options = row.id, row.kind, row.name, row.options
-        self.topics, self.texts = row.topics, row.texts
+        self.topics, self.texts, self.pools = row.topics, row.texts, row.pools
         self.settings = settings
         self.lock = threading.Lock()
         self.judge = make_judge(row.kind, row.pools, row.options)
         self.leases: dict[int, Lease] = {}                   # open leases by task id (some may be expired)
         self.mine: dict[int, int] = {}                       # assessor -> their open lease
         self.seen: dict[int, set[tuple]] = defaultdict(set)  # assessor -> request keys answered
-        self.per_topic: Counter = Counter()                  # answers recorded per topic
+        self.per_topic: Counter = Counter()                  # answers fed to the process per topic
         self.clients: set[tuple[int, str]] = set()           # (assessor, client_id) of every answer
+        # quality (module irbandits.service.quality)
+        self.tests = row.tests or []
+        self.test_answer = {self.judge.key(t, a, b): a for t, a, b in self.tests}
+        self.flagged: set[int] = set()
+        self.trusted: set[int] = set()
+        self.reasons: dict[int, str] = {}
+        self.signals: dict[int, Signals] = {}
+        self.votes = Votes()
+        self.log: list = []                                  # every judgments row, in order
+        self.by_id: dict[int, Any] = {}
+        self.retracted: set[int] = set()
+        self.last: dict[int, Any] = {}                       # assessor -> their latest answer or check
+        self.own: dict[int, dict[tuple, Any]] = defaultdict(dict)  # assessor -> key -> their target answer
+        self.test_order: dict[int, list[int]] = defaultdict(list)  # assessor -> test pairs left in this round
+        self.latest: dict[str, int] = {}                     # graded: topic -> id of its latest fed answer
+        self.rng = random.Random(row.id)
+        self.changed = threading.Event()                     # set by every applied row: automatic assessors wake
 
     # ----- state from the log ------------------------------------------------------------------
-    def apply(self, j: Judgment | SimpleNamespace) -> None:
-        """Apply one recorded answer to the process and the bookkeeping (live, or replaying)."""
-        self.judge.apply(j.topic, j.left, j.right, answer_value(j))
-        self.seen[j.assessor_id].add(self.judge.key(j.topic, j.left, j.right))
-        self.per_topic[j.topic] += 1
+    def apply(self, j: Judgment | SimpleNamespace, issued_at: float | None = None) -> None:
+        """Apply one recorded row to the process and the bookkeeping (live, or replaying)."""
+        self.log.append(j)
+        self.by_id[j.id] = j
+        self.changed.set()
         self.clients.add((j.assessor_id, j.client_id))
+        if j.kind == "retract":
+            self._retract(self.by_id[j.retracts])
+            return
         lease = self.leases.pop(j.task_id, None)
         if lease is not None and self.mine.get(lease.assessor) == lease.id:
             del self.mine[lease.assessor]
+        key = self.judge.key(j.topic, j.left, j.right)
+        s = self.signals.setdefault(j.assessor_id, Signals())
+        s.answers += 1
+        if issued_at is not None:
+            s.seconds.append(j.created_at - issued_at)
+        if j.right is not None:
+            s.left += j.winner == j.left
+            if j.kind == "test":
+                s.tests += 1
+                s.correct += j.winner == self.test_answer.get(key)
+            elif j.kind == "repeat":
+                s.repeats += 1
+                s.consistent += j.winner == getattr(self.own[j.assessor_id].get(key), "winner", None)
+            if j.kind != "repeat":
+                self.votes.add(key, j.assessor_id, j.winner, self.signals)
+        self.last[j.assessor_id] = j
+        if j.kind == "answer":
+            self.seen[j.assessor_id].add(key)
+            self.own[j.assessor_id][key] = j
+            self._feed(j)
+
+    def _feed(self, j) -> None:
+        """Feed a target answer to the process, unless its assessor is flagged or it was retracted."""
+        if j.assessor_id in self.flagged or j.id in self.retracted:
+            return
+        if self.kind == "preference":
+            j.phase = self.judge.phase(j.topic)
+        else:
+            self.latest[j.topic] = j.id
+        self.judge.apply(j.topic, j.left, j.right, answer_value(j))
+        self.per_topic[j.topic] += 1
+
+    def rebuild(self) -> None:
+        """The process state from the log again: target answers of unflagged assessors, not retracted."""
+        self.judge = make_judge(self.kind, self.pools, self.options)
+        self.per_topic, self.latest = Counter(), {}
+        for j in self.log:
+            if j.kind == "answer":
+                self._feed(j)
+
+    def undoable(self, j) -> str | None:
+        """Why ``j`` cannot be retracted now (its phase is closed), or None."""
+        if j.kind != "answer" or j.assessor_id in self.flagged:
+            return None
+        if self.kind == "graded":
+            return None if self.latest.get(j.topic) == j.id else "the topic has moved on since"
+        if self.judge.done(j.topic) or self.judge.phase(j.topic) != getattr(j, "phase", None):
+            return "the phase that asked for it is closed"
+        return None
+
+    def _retract(self, j) -> None:
+        """Take ``j`` back: out of the process (its phase is open), the signals and the assessor's pairs."""
+        self.retracted.add(j.id)
+        fed = j.kind == "answer" and j.assessor_id not in self.flagged
+        key = self.judge.key(j.topic, j.left, j.right)
+        s = self.signals[j.assessor_id]
+        s.answers -= 1
+        if j.right is not None:
+            s.left -= j.winner == j.left
+            if j.kind == "test":
+                s.tests -= 1
+                s.correct -= j.winner == self.test_answer.get(key)
+            elif j.kind == "repeat":
+                s.repeats -= 1
+                s.consistent -= j.winner == getattr(self.own[j.assessor_id].get(key), "winner", None)
+            if j.kind != "repeat":
+                self.votes.remove(key, j.assessor_id, j.winner, self.signals)
+        if j.kind == "answer":
+            self.seen[j.assessor_id].discard(key)
+            self.own[j.assessor_id].pop(key, None)
+            if fed and self.kind == "preference":
+                self.judge.retract(j.topic, j.left, j.right, j.winner)
+                self.per_topic[j.topic] -= 1
+            elif fed:
+                self.rebuild()
 
     def hold(self, task: Task | SimpleNamespace) -> Lease:
-        lease = Lease(task.id, task.assessor_id, task.topic, task.left, task.right, task.expires_at)
+        lease = Lease(task.id, task.assessor_id, task.topic, task.left, task.right, task.expires_at,
+                      task.issued_at, task.kind)
         self.leases[lease.id] = lease
         self.mine[lease.assessor] = lease.id
         return lease
@@ -89,23 +193,54 @@ class CampaignRuntime:
             if self.mine.get(lease.assessor) == lease.id:
                 del self.mine[lease.assessor]
 
-    def _choose(self, assessor: int) -> tuple[str, str, str | None] | None:
-        """The request to lease to ``assessor`` now, or None."""
+    def _choose(self, assessor: int) -> tuple[str, str, str | None, str] | None:
+        """The request to lease to ``assessor`` now (topic, left, right, kind), or None. A quality
+        check comes instead of a target request while the assessor's checks are below ``test_rate``
+        of their answers (and only while a target request is waiting for them)."""
+        target = self._target(assessor)
+        if target is None or self.kind == "graded":
+            return target
+        s = self.signals.get(assessor) or Signals()
+        if self.tests and s.tests + s.repeats < self.options["test_rate"] * (s.answers + 1):
+            return self._check(assessor, s.tests + s.repeats) or target
+        return target
+
+    def _target(self, assessor: int) -> tuple[str, str, str | None, str] | None:
         if self.kind == "graded":
             busy = {x.topic for x in self.leases.values()}
             for topic in self.judge.process.topics:
                 if topic not in busy:
                     docno = self.judge.offer(topic)
                     if docno is not None:
-                        return topic, docno, None
+                        return topic, docno, None, "answer"
             return None
-        held = Counter(self.judge.key(x.topic, x.left, x.right) for x in self.leases.values())
+        held = Counter(self.judge.key(x.topic, x.left, x.right) for x in self.leases.values() if x.kind == "answer")
         seen, r = self.seen[assessor], self.judge.per_pair
         for topic, left, right in self.judge.requests():
             key = self.judge.key(topic, left, right)
             if key not in seen and self.judge.answered(key) + held[key] < r:
-                return topic, left, right
+                return topic, left, right, "answer"
         return None
+
+    def _check(self, assessor: int, checks: int) -> tuple[str, str, str, str] | None:
+        """A quality check: every third one a repeat of one of the assessor's latest 64 target pairs
+        (sides swapped), the others the next test pair of a random order of them all, drawn anew once
+        every pair was shown (so one assessor sees each test pair once before any again; left / right
+        at random)."""
+        own = self.own[assessor]
+        if own and checks % 3 == 2:
+            j = self._recent(own)
+            return j.topic, j.right, j.left, "repeat"
+        order = self.test_order[assessor]
+        if not order:  # every test pair shown once more: a new random order
+            order.extend(self.rng.sample(range(len(self.tests)), len(self.tests)))
+        topic, better, worse = self.tests[order.pop()]
+        return (topic, better, worse, "test") if self.rng.random() < 0.5 else (topic, worse, better, "test")
+
+    def _recent(self, own: dict) -> Any:
+        """One of the assessor's latest 64 target answers (a dict keeps insertion order)."""
+        keys = list(itertools.islice(reversed(own), 64))
+        return own[self.rng.choice(keys)]
 
     def next_task(self, assessor: int) -> Lease | None:
         """The assessor's open lease, else a new one, else None (nothing for them now)."""
@@ -117,12 +252,14 @@ class CampaignRuntime:
             chosen = self._choose(assessor)
             if chosen is None:
                 return None
-            topic, left, right = chosen
-            task = dict(campaign_id=self.id, assessor_id=assessor, topic=topic, left=left, right=right,
-                        issued_at=now, expires_at=now + self.settings.lease_seconds, answered=False)
-            with self.engine.begin() as conn:
-                task_id = conn.execute(_NEW_TASK, task).inserted_primary_key[0]
-            return self.hold(SimpleNamespace(id=task_id, **task))
+            return self._lease(assessor, *chosen, now=now)
+
+    def _lease(self, assessor: int, topic: str, left: str, right: str | None, kind: str, now: float) -> Lease:
+        task = dict(campaign_id=self.id, assessor_id=assessor, topic=topic, left=left, right=right,
+                    issued_at=now, expires_at=now + self.settings.lease_seconds, answered=False, kind=kind)
+        with self.engine.begin() as conn:
+            task_id = conn.execute(_NEW_TASK, task).inserted_primary_key[0]
+        return self.hold(SimpleNamespace(id=task_id, **task))
 
     def task_json(self, lease: Lease) -> dict[str, Any]:
         """The body of ``GET /api/next`` for a lease."""
@@ -146,11 +283,71 @@ class CampaignRuntime:
             value = self._value(lease, answer)
             judgment = dict(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic,
                             left=lease.left, right=lease.right, winner=None, grade=None, client_id=client_id,
-                            created_at=now) | value
+                            created_at=now, kind=lease.kind, retracts=None) | value
             with self.engine.begin() as conn:
-                conn.execute(_NEW_JUDGMENT, judgment)
+                judgment["id"] = conn.execute(_NEW_JUDGMENT, judgment).inserted_primary_key[0]
                 conn.execute(_ANSWERED, {"task": task_id})
-            self.apply(SimpleNamespace(**judgment))
+            self.apply(SimpleNamespace(**judgment), lease.issued_at)
+            if lease.kind != "answer" or self.signals[assessor].answers % 5 == 0:  # the signals that moved
+                self._check_flag(assessor)
+
+    def undo(self, assessor: int, client_id: str) -> Lease:
+        """Retract the assessor's latest answer (an appended "retract" row) and lease its request to
+        them again; raises HTTPException 409 when there is nothing to undo or its phase is closed."""
+        with self.lock:
+            if (assessor, client_id) in self.clients:  # the same undo sent again
+                return self.leases[self.mine[assessor]] if assessor in self.mine else None
+            j = self.last.get(assessor)
+            if j is None or j.id in self.retracted:
+                raise HTTPException(409, "nothing to undo: no answer since the last undo")
+            why = self.undoable(j)
+            if why is not None:
+                raise HTTPException(409, f"too late to undo: {why}")
+            now = self.settings.clock()
+            event = dict(campaign_id=self.id, task_id=j.task_id, assessor_id=assessor, topic=j.topic, left=j.left,
+                         right=j.right, winner=j.winner, grade=j.grade, client_id=client_id, created_at=now,
+                         kind="retract", retracts=j.id)
+            with self.engine.begin() as conn:
+                event["id"] = conn.execute(_NEW_JUDGMENT, event).inserted_primary_key[0]
+            self.apply(SimpleNamespace(**event))
+            if assessor in self.mine:  # the task shown after the answer goes back to the others
+                del self.leases[self.mine.pop(assessor)]
+            return self._lease(assessor, j.topic, j.left, j.right, j.kind, now)
+
+    # ----- quality -----------------------------------------------------------------------------
+    def _check_flag(self, assessor: int) -> None:
+        """Flag ``assessor`` (stored, process rebuilt without them) when the flag rule says so."""
+        if assessor in self.flagged or assessor in self.trusted:
+            return
+        reason = flag_reason(self.signals[assessor], self.options.get("threshold", 0.75),
+                             self.options.get("min_agreement", 0.5))
+        if reason is not None:
+            with self.engine.begin() as conn:
+                conn.execute(update(Assessor).where(Assessor.id == assessor).values(flagged=True))
+            self.reasons[assessor] = reason
+            self.flagged.add(assessor)
+            self.rebuild()
+
+    def set_flag(self, assessor: int, flagged: bool) -> None:
+        """The organiser's decision: flag, or clear (and trust) an assessor; the process is rebuilt."""
+        with self.lock:
+            with self.engine.begin() as conn:
+                conn.execute(update(Assessor).where(Assessor.id == assessor)
+                             .values(flagged=flagged, trusted=not flagged))
+            if flagged:
+                self.flagged.add(assessor)
+                self.trusted.discard(assessor)
+                self.reasons[assessor] = "flagged by the organiser"
+            else:
+                self.flagged.discard(assessor)
+                self.trusted.add(assessor)
+                self.reasons.pop(assessor, None)
+            self.rebuild()
+
+    def quality(self) -> dict[int, dict[str, Any]]:
+        """Per assessor: their signals and, when flagged, why."""
+        with self.lock:
+            return {a: s.as_json() | dict(reason=self.reasons.get(a)) for a, s in self.signals.items()}
 
     def _refuse(self, assessor: int, task_id: int) -> None:
         """Why a task is not open to ``assessor``: 404 (not theirs), 409 (answered or expired)."""
@@ -176,11 +373,33 @@ class CampaignRuntime:
     def progress(self) -> dict[str, Any]:
         """The body of ``GET /api/campaigns/{CID}``."""
         with self.lock:
-            topics = [dict(topic=t, judgments=self.per_topic[t], done=self.judge.done(t)) for t in self.topics]
-            open_requests = 0 if self.kind == "graded" else sum(1 for _ in self.judge.requests())
+            preference = self.kind == "preference"
+            saved = self.judge.saved() if preference else {}
+            topics = [dict(topic=t, judgments=self.per_topic[t], done=self.judge.done(t),
+                           settled=self.judge.settled[t] if preference else self.judge.done(t),
+                           open=len(self.judge._open[t]) if preference else 0, saved=saved.get(t, 0))
+                      for t in self.topics]
+            open_requests = sum(t["open"] for t in topics)
+            stop = preference and self.judge.stop_settled
+            flagged = len(self.flagged)
         return dict(id=self.id, name=self.name, kind=self.kind, options=self.options, topics=topics,
-                    judgments=sum(self.per_topic.values()), done=all(t["done"] for t in topics),
-                    requests=open_requests)
+                    judgments=sum(self.per_topic.values()),
+                    done=all(t["settled"] if stop else t["done"] for t in topics),
+                    requests=open_requests, settled=sum(t["settled"] for t in topics), saved=sum(saved.values()),
+                    flagged=flagged)
+
+    def answers(self) -> dict[int, int]:
+        """Answers per assessor (target answers and quality checks, retracted ones not counted)."""
+        with self.lock:
+            return {a: s.answers for a, s in self.signals.items()}
+
+    def agreement(self) -> dict[str, Any]:
+        with self.lock:
+            return agreement(self.votes)
+
+    def exported(self, j) -> bool:
+        """Whether a judgments row is in the exports: a target answer, not retracted, its assessor unflagged."""
+        return j.kind == "answer" and j.id not in self.retracted and j.assessor_id not in self.flagged
 
 
 class Registry:
@@ -191,6 +410,8 @@ class Registry:
         self.engine = sessions.kw["bind"]
         self.campaigns: dict[int, CampaignRuntime] = {}
         self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.workers: list[Automatic] = []
 
     @classmethod
     def load(cls, sessions, settings: Settings) -> "Registry":
@@ -198,12 +419,36 @@ class Registry:
         with sessions() as session:
             for row in session.scalars(select(CampaignRow).order_by(CampaignRow.id)):
                 registry.campaigns[row.id] = runtime = CampaignRuntime(row, settings, registry.engine)
+                for a in session.scalars(select(Assessor).where(Assessor.campaign_id == row.id)):
+                    if a.flagged:
+                        runtime.flagged.add(a.id)
+                        runtime.reasons[a.id] = "flagged before the restart"
+                    if a.trusted:
+                        runtime.trusted.add(a.id)
+                issued = dict(session.execute(select(Task.id, Task.issued_at).where(Task.campaign_id == row.id)).all())
+                columns = [c.key for c in Judgment.__table__.columns]
                 for j in session.scalars(select(Judgment).where(Judgment.campaign_id == row.id).order_by(Judgment.id)):
-                    runtime.apply(j)
+                    runtime.apply(SimpleNamespace(**{c: getattr(j, c) for c in columns}), issued.get(j.task_id))
                 for task in session.scalars(select(Task).where(Task.campaign_id == row.id, Task.answered.is_(False),
                                                                Task.expires_at > settings.clock())):
                     runtime.hold(task)
+            automatic = session.execute(select(Assessor.campaign_id, Assessor.id, Assessor.automatic).where(
+                Assessor.automatic.is_not(None), Assessor.revoked.is_(False))).all()
+        for cid, aid, spec in automatic:
+            registry.start_automatic(registry.campaigns[cid], aid, spec)
         return registry
+
+    def start_automatic(self, runtime: CampaignRuntime, assessor: int, spec: str) -> None:
+        """Run the automatic assessor ``spec`` (module:function) on ``runtime`` in a daemon thread."""
+        worker = Automatic(runtime, assessor, spec, self.stopping)
+        self.workers.append(worker)
+        worker.start()
+
+    def stop(self) -> None:
+        """Stop the automatic assessors (at shutdown, or before a test starts a new app on the database)."""
+        self.stopping.set()
+        for worker in self.workers:
+            worker.join(5)
 
     def create(self, fields: dict[str, Any]) -> CampaignRuntime:
         """Store a checked campaign (see :func:`irbandits.service.campaigns.check_campaign`) and start it."""
@@ -220,13 +465,40 @@ class Registry:
             raise HTTPException(404, f"no campaign {campaign_id}")
         return runtime
 
-    def judgment_counts(self, campaign_id: int) -> dict[int, int]:
-        """Answers recorded per assessor of a campaign."""
-        with self.sessions() as session:
-            rows = session.execute(select(Judgment.assessor_id, func.count()).where(Judgment.campaign_id == campaign_id)
-                                   .group_by(Judgment.assessor_id))
-            return dict(rows.all())
-
     def assessors(self, campaign_id: int) -> list[Assessor]:
         with self.sessions() as session:
             return list(session.scalars(select(Assessor).where(Assessor.campaign_id == campaign_id).order_by(Assessor.id)))
+
+
+class Automatic(threading.Thread):
+    """An automatic assessor: a callable ``f(topic, query, left_text, right_text) -> "left" | "right"``
+    (:mod:`irbandits.judging.assessors`) answering a preference campaign's tasks through the same
+    lease / answer path as a person, so it never gets a pair twice and its answers are logged and
+    checked like anyone's; it waits for the campaign to change when nothing is open for it."""
+
+    def __init__(self, runtime: CampaignRuntime, assessor: int, spec: str, stopping: threading.Event):
+        super().__init__(daemon=True, name=f"automatic-{assessor}")
+        from irbandits.judging.assessors import load_assessor
+
+        self.runtime, self.assessor, self.spec, self.stopping = runtime, assessor, spec, stopping
+        self.judge = load_assessor(spec)
+
+    def run(self) -> None:
+        from irbandits.judging.assessors import ask
+
+        r = self.runtime
+        while not self.stopping.is_set():
+            lease = r.next_task(self.assessor)
+            if lease is None:
+                r.changed.wait(0.5)
+                r.changed.clear()
+                continue
+            try:
+                side = ask(self.judge, self.spec, lease.topic, r.topics[lease.topic], r.texts[lease.left],
+                           r.texts[lease.right])
+                r.answer(self.assessor, lease.id, side, f"auto-{lease.id}")
+            except HTTPException:  # the lease expired while the callable thought: ask again
+                continue
+            except Exception:
+                log.exception("automatic assessor %s (%s) stopped", self.assessor, self.spec)
+                return

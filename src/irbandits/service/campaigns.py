@@ -47,6 +47,14 @@ OPTIONS: dict[str, tuple[Param, ...]] = {
         Param("keep", str, "wins", "pruning rule: wins or borda", lambda v: v in ("wins", "borda"), "wins or borda"),
         Param("seed", int, 0, "seeds the pairings and the left / right placement"),
         Param("assessors_per_pair", int, 1, "different assessors answering each request", *_at_least(1)),
+        Param("test_rate", float, 3 / 13, "share of each assessor's tasks that are quality checks (study: 3 in 13)",
+              lambda v: 0 <= v < 1, "in [0, 1)"),
+        Param("threshold", float, 0.75, "flag an assessor whose test-pair accuracy is below this",
+              lambda v: 0 < v < 1, "in (0, 1)"),
+        Param("min_agreement", float, 0.5, "flag an assessor whose consistency or agreement with the majority "
+              "is below this", lambda v: 0 <= v < 1, "in [0, 1)"),
+        Param("stop_settled", int, 0, "1: hand out no more requests of a settled topic (its best item is decided)",
+              lambda v: v in (0, 1), "0 or 1"),
     ),
     "graded": (
         Param("depth", int, 10, "pool depth: the top depth documents of every run", *_at_least(1)),
@@ -108,7 +116,11 @@ def check_campaign(body: dict[str, Any]) -> dict[str, Any]:
         pools = {t: p for t, p in build_pools(qrels, options["minimum"]).items() if p}
         topk_process(pools, options)  # checks n, m, k, keep
         pooled = stored = pools
+        tests = _tests(body.get("tests"), qrels, pools, body["texts"], options["seed"])
     else:
+        if body.get("tests"):
+            raise IrbanditsError("tests: known-answer test pairs are for preference campaigns")
+        tests = None
         if not body.get("runs") or body.get("qrels"):
             raise IrbanditsError("a graded campaign needs runs (and no qrels): its pools are built from runs")
         bad = [name for name in body["runs"] if not _NAME.match(name)]
@@ -129,9 +141,31 @@ def check_campaign(body: dict[str, Any]) -> dict[str, Any]:
         for docno in docnos:
             if docno not in texts:
                 raise IrbanditsError(f"texts: no text for document {docno} (topic {topic})")
-    keep = {d for docnos in pooled.values() for d in docnos}
-    return dict(name=body["name"], kind=kind, options=options, pools=stored,
+    keep = {d for docnos in pooled.values() for d in docnos} | {d for _, a, b in tests or () for d in (a, b)}
+    return dict(name=body["name"], kind=kind, options=options, pools=stored, tests=tests,
                 topics={t: topics[t] for t in pooled}, texts={d: texts[d] for d in keep})
+
+
+def _tests(given: list | None, qrels, pools: dict[str, list[str]], texts: dict[str, str], seed: int) -> list[list[str]]:
+    """The campaign's known-answer test pairs ``[topic, better, worse]``: the organiser's, else drawn
+    from the graded qrels (see :func:`irbandits.service.quality.derived_tests`)."""
+    from irbandits.service.quality import derived_tests
+
+    if not given:
+        grades = {str(t): dict(zip(g.docno, g.grade)) for t, g in qrels.groupby("topic")}
+        return derived_tests(grades, pools, texts, seed)
+    for i, pair in enumerate(given):
+        if not (isinstance(pair, list) and len(pair) == 3 and all(isinstance(x, str) for x in pair)):
+            raise IrbanditsError(f"tests[{i}]: a test pair is [topic, better docno, worse docno], got {pair!r}")
+        topic, better, worse = pair
+        if topic not in pools:
+            raise IrbanditsError(f"tests[{i}]: topic {topic} has no judging pool")
+        if better == worse:
+            raise IrbanditsError(f"tests[{i}]: an item cannot be tested against itself ({better})")
+        for docno in (better, worse):
+            if docno not in texts:
+                raise IrbanditsError(f"tests[{i}]: no text for document {docno}")
+    return [list(p) for p in given]
 
 
 def topk_process(pools: dict[str, list[str]], options: dict[str, Any]):
@@ -149,8 +183,23 @@ class PreferenceJudge:
     def __init__(self, pools: dict[str, list[str]], options: dict[str, Any]):
         self.process = topk_process(pools, options)
         self.per_pair = options["assessors_per_pair"]
+        self.stop_settled = bool(options.get("stop_settled", 0))
         self.pending: dict[tuple[str, str, str], list[str]] = {}  # (topic, a, b), a < b -> winners so far
+        self.fed: dict[tuple[str, str, str], list[str]] = {}      # the votes of each request's last judgment
         self._open = {topic: t.outstanding() for topic, t in self.process.topics.items()}
+        self.settled = {topic: self.process.settled(topic) for topic in self.process.topics}
+        self._route()
+
+    def _route(self) -> None:
+        """Routing: unsettled topics first, most open requests first (stable in topic order); settled
+        topics last, or not at all with ``stop_settled``."""
+        order = sorted(self._open, key=lambda t: (self.settled[t], -len(self._open[t])))
+        self._order = [t for t in order if not (self.stop_settled and self.settled[t])]
+
+    def _changed(self, topic: str) -> None:
+        self._open[topic] = self.process.topics[topic].outstanding()  # only this topic's requests changed
+        self.settled[topic] = self.process.settled(topic)
+        self._route()
 
     @staticmethod
     def key(topic: str, left: str, right: str | None) -> tuple[str, str, str]:
@@ -159,7 +208,7 @@ class PreferenceJudge:
 
     def requests(self) -> Iterator[tuple[str, str, str]]:
         """``(topic, left, right)`` for every judgment the process needs now, in its order."""
-        return ((topic, a, b) for topic, pairs in self._open.items() for a, b in pairs)
+        return ((topic, a, b) for topic in self._order for a, b in self._open[topic])
 
     def answered(self, key: tuple[str, str, str]) -> int:
         """Answers already in for the open request ``key``."""
@@ -173,19 +222,57 @@ class PreferenceJudge:
         if len(votes) < self.per_pair:
             return
         del self.pending[key]
+        self.fed[key] = votes
         counts = Counter(votes)
         other = right if votes[0] == left else left
         winner = other if counts[other] > counts[votes[0]] else votes[0]
         self.process.add(topic, left, right, winner)
-        self._open[topic] = self.process.topics[topic].outstanding()  # only this topic's requests changed
+        self._changed(topic)
+
+    def retract(self, topic: str, left: str, right: str, answer: str) -> None:
+        """Take one answer back: from the votes still pending, else from the process's open phase (the
+        request's other votes wait again); raises IrbanditsError when its phase is closed."""
+        key = self.key(topic, left, right)
+        votes = self.pending.get(key)
+        if votes is not None and answer in votes:
+            votes.remove(answer)
+            if not votes:
+                del self.pending[key]
+            return
+        self.process.retract(topic, left, right)
+        rest = list(self.fed.pop(key))
+        rest.remove(answer)
+        if rest:
+            self.pending[key] = rest
+        self._changed(topic)
+
+    def phase(self, topic: str) -> int:
+        """The topic's phase number (an answer can be retracted while it is unchanged)."""
+        return self.process.topics[topic].phase
 
     def done(self, topic: str) -> bool:
         return self.process.topics[topic].kind == "done"
 
     def qrels(self, best: bool = False) -> str:
-        """``topic Q0 docno value`` lines of the finished topics, as ``irbandits judge qrels`` prints them."""
+        """``topic Q0 docno value`` lines of the finished topics, as ``irbandits judge qrels`` prints them;
+        with ``stop_settled`` the best-item qrels also name each settled topic's decided best item."""
+        top = self.process.top(best=best)
+        if best and self.stop_settled:
+            top |= {t: {self.process.leader(t): 1} for t, s in self.settled.items() if s and t not in top}
         return "".join(f"{topic} Q0 {docno} {1 if best else f'{value:.6g}'}\n"
-                       for topic, items in self.process.top(best=best).items() for docno, value in items.items())
+                       for topic in self.process.topics if topic in top for docno, value in top[topic].items())
+
+    def saved(self) -> dict[str, int]:
+        """Per settled, unfinished topic: the requests its open phase (and later final phases) would
+        still ask for, i.e. the judgments saved by stopping it now."""
+        out = {}
+        for topic, s in self.settled.items():
+            t = self.process.topics[topic]
+            if s and t.kind != "done":
+                later = (self.process.params["extra"] + 1 - t.finals) * len(t.pool) * (len(t.pool) - 1) // 2
+                out[topic] = (len(self._open[topic]) + later) * self.per_pair - sum(
+                    len(v) for k, v in self.pending.items() if k[0] == topic)
+        return out
 
     def state(self) -> dict[str, Any]:
         """The whole state (process and pending answers), JSON-ready: equal states compare equal."""
@@ -256,9 +343,13 @@ def _grade(value: float) -> int | float:
     return int(value) if value == int(value) else value
 
 
-def judgments_text(rows) -> str:
+def judgments_text(rows, automatic: set[int] = frozenset(), kinds: bool = False) -> str:
     """The judgments export: ``topic left right winner assessor unix_time`` (preference) or
-    ``topic docno grade assessor unix_time`` (graded), one recorded answer a line, in log order."""
+    ``topic docno grade assessor unix_time`` (graded), one recorded answer a line, in log order; the
+    assessor of an automatic assessor (in ``automatic``) is written ``auto-ID``; with ``kinds`` each
+    line ends with the row's kind."""
+    who = (lambda j: f"auto-{j.assessor_id}" if j.assessor_id in automatic else j.assessor_id)
+    end = (lambda j: f" {j.kind}\n") if kinds else (lambda j: "\n")
     return "".join(
-        f"{j.topic} {j.left} {j.right} {j.winner} {j.assessor_id} {int(j.created_at)}\n" if j.right is not None
-        else f"{j.topic} {j.left} {_grade(j.grade)} {j.assessor_id} {int(j.created_at)}\n" for j in rows)
+        f"{j.topic} {j.left} {j.right} {j.winner} {who(j)} {int(j.created_at)}{end(j)}" if j.right is not None
+        else f"{j.topic} {j.left} {_grade(j.grade)} {who(j)} {int(j.created_at)}{end(j)}" for j in rows)

@@ -1,17 +1,26 @@
-"""``irbandits serve --demo``: two small campaigns (preference and graded) on passages written for it.
+"""``irbandits serve --demo``: two small campaigns (preference and graded) on passages written for it,
+and an online experiment already under way.
 
 Three everyday questions with four short passages each: one answers well, one partly, one is on
 the subject without answering, one is off the mark. The preference campaign compares them in pairs
 (pools of four go straight to the top-k process's final phase: six pairs a topic); the graded one
 grades them in the order a pooling method picks from two small runs.
+
+The experiment (:func:`load_demo_experiment`) compares the six rankers of the bundled ``arxiv``
+problem with RUCB and team-draft interleaving; :data:`PLAYED` impressions are played through the
+service's own impression -> lists -> clicks path by a simulated user who clicks, in the shown list,
+the first result of the ranker that wins by the problem's preference matrix.
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from irbandits.service import api
+import numpy as np
+
+from irbandits.service import api, api_experiments
 from irbandits.service.campaigns import check_campaign
+from irbandits.service.experiments import check_experiment
 
 TOPICS = {
     "1": "why does bread go stale",
@@ -93,3 +102,31 @@ def load_demo(app) -> dict[str, str]:
             cid = registry.create(check_campaign(dict(name=name, topics=TOPICS, texts=TEXTS, **fields))).id
         links[name] = api.add_assessor(cid, api.AssessorIn(name="demo assessor"), request)["url"]
     return links
+
+
+EXPERIMENT = "Demo: which arXiv ranker wins the clicks?"
+PLAYED = 400
+
+
+def load_demo_experiment(app, played: int = PLAYED) -> dict:
+    """Create the demo experiment in ``app`` (once, with ``played`` impressions played) and a new client
+    token for it; returns ``{"id", "token", "url"}`` (``url``: its organiser page)."""
+    from irbandits.problems import get_problem
+
+    registry = app.state.experiments
+    runtime = next((e for e in registry.experiments.values() if e.name == EXPERIMENT), None)
+    if runtime is None:
+        prefs = get_problem("arxiv").p
+        names = [f"arxiv-{i + 1}" for i in range(len(prefs))]
+        runtime = registry.create(check_experiment(dict(name=EXPERIMENT, rankers=names, algorithm="RUCB",
+                                                        comparison="team-draft", seed=1)))
+        rng = np.random.default_rng(1)
+        for _ in range(played):
+            imp, (a, b) = registry.impression(runtime)
+            lists = {x: [f"{x}-doc{k}" for k in range(10)] for x in (a, b)}
+            shown = runtime.interleave(imp.id, lists)
+            winner = a if rng.random() < prefs[imp.c, imp.d] else b
+            runtime.clicks(imp.id, [next(i for i, doc in enumerate(shown) if doc.startswith(winner + "-"))])
+    request = SimpleNamespace(app=app)
+    token = api_experiments.add_client(runtime.id, api_experiments.ClientIn(name="demo front end"), request)["token"]
+    return {"id": runtime.id, "token": token, "url": f"/admin/experiments/{runtime.id}"}

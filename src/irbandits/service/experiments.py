@@ -2,7 +2,9 @@
 
 The service drives the library's own objects: the algorithm is ``irbandits.dueling.parse_spec(algorithm)``
 (what ``irbandits simulate --algorithm`` takes) driven through ``select()`` / ``update()`` /
-``recommend()``; the comparison is an interleaving method of :mod:`irbandits.clicks.interleaving`.
+``recommend()``; the comparison is an interleaving method of :mod:`irbandits.clicks.interleaving`
+with a list length (``length``, default 10). The experiments table keeps both in its ``comparison``
+column: the method's name, with ``@LENGTH`` appended when the length is not 10 (``team-draft@20``).
 
 Order and durability (spec ``service.md``, "Online experiments"):
 
@@ -16,7 +18,14 @@ Order and durability (spec ``service.md``, "Online experiments"):
   logged ``c_won``; so the rebuilt state equals the uninterrupted one, and the impressions still
   open keep their pairs and lists;
 - an impression without an outcome expires after ``lease_seconds``; an outcome for it then gets 409,
-  and expired impressions are counted.
+  and expired impressions are counted;
+- a write that fails (or whose commit is in doubt) after ``select()`` ran leaves memory ahead of the
+  log: the runtime then rebuilds itself from the tables before it answers again (:meth:`ExperimentRuntime.rebuild`),
+  so what it holds is always a replay of what is stored.
+
+The three writes of a front end's cycle (an impression, its shown list, its outcome) go through
+:class:`LogWriter`: one database connection kept open, statements compiled once by SQLAlchemy for the
+engine's dialect and run on the driver's cursor in autocommit mode (no pool checkout, no ORM objects).
 
 Clicks are credited as in the simulation (:mod:`irbandits.clicks.environment`): the method's credit
 o in [-1, 1], and the algorithm hears that ranker a won with probability (1 + o) / 2 (a tie is a fair
@@ -27,6 +36,7 @@ depend on which request came first.
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import OrderedDict
@@ -38,21 +48,19 @@ from fastapi import HTTPException
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Engine
 
-from irbandits.clicks.interleaving import Interleaved, encode, get_method, interleave
+from irbandits.clicks.interleaving import CUTOFF, METHODS, Interleaved, encode, get_method, interleave
 from irbandits.dueling import parse_spec
 from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.errors import IrbanditsError
 from irbandits.rng import new_rng, uniform
-from irbandits.service.leaderboard import leaderboard
+from irbandits.clicks.stats import leaderboard
 from irbandits.service.models import ExperimentRow, Impression, Outcome
 from irbandits.service.settings import Settings
 
-COMPARISONS = ("team-draft", "balanced", "probabilistic", "probabilistic-assignment")
+COMPARISONS = tuple(METHODS)
 _INTERLEAVE, _COIN = 1, 2   # spawn keys of an impression's generators
-# the hot-path statements, built once (SQLAlchemy then compiles each once; values are bound per call)
-_NEW_IMPRESSION = insert(Impression)
-_SHOW = update(Impression).where(Impression.id == bindparam("iid")).values(shown=bindparam("shown"))
-_NEW_OUTCOME = insert(Outcome)
+_IMPRESSION_FIELDS = ("experiment_id", "seq", "c", "d", "issued_at", "expires_at")
+_OUTCOME_FIELDS = ("experiment_id", "impression_id", "seq", "kind", "winner", "credit", "c_won", "created_at")
 
 
 def algorithm_seed(seed: int) -> np.random.SeedSequence:
@@ -78,13 +86,21 @@ def check_experiment(body: dict[str, Any]) -> dict[str, Any]:
         raise IrbanditsError(f"rankers: give at least 2 different non-empty names, got {rankers!r}")
     if body["comparison"] not in COMPARISONS:
         raise IrbanditsError(f"comparison: unknown method {body['comparison']!r}; known: {', '.join(COMPARISONS)}")
+    length = int(body.get("length") or CUTOFF)
+    comparison = body["comparison"] + ("" if length == CUTOFF else f"@{length}")
     fields = dict(name=body["name"], rankers=list(rankers), algorithm=body["algorithm"].strip(),
-                  comparison=body["comparison"], seed=int(body["seed"]), horizon=body.get("horizon"))
+                  comparison=comparison, seed=int(body["seed"]), horizon=body.get("horizon"))
     try:
         make_algorithm(fields)
     except IrbanditsError as exc:
         raise IrbanditsError(f"algorithm: {exc}") from None
     return fields
+
+
+def parse_comparison(comparison: str) -> tuple[str, int]:
+    """``(method, length)`` of a stored comparison, ``"team-draft"`` or ``"team-draft@20"``."""
+    method, _, length = comparison.partition("@")
+    return method, int(length or CUTOFF)
 
 
 def impression_rng(seed: int, purpose: int, seq: int) -> np.ndarray:
@@ -159,22 +175,71 @@ def stored_interleaving(il: Interleaved, a: list[str], b: list[str]) -> dict[str
 
 def restored_interleaving(method: str, stored: dict[str, Any]) -> Interleaved:
     """The :class:`Interleaved` of :func:`stored_interleaving`."""
-    lists, lens, ids = encode([stored["a"], stored["b"]], ["a", "b"])
+    name, length = parse_comparison(method)
+    lists, lens, ids = encode([stored["a"], stored["b"]], ["a", "b"], length)
     shown = np.asarray(stored["shown"], np.int64)
-    return Interleaved(get_method(method), ids[shown], np.asarray(stored["assign"], np.int64),
+    return Interleaved(get_method(name), ids[shown], np.asarray(stored["assign"], np.int64),
                        np.asarray(stored["prob"], np.float64), lists, lens, shown)
+
+
+class LogWriter:
+    """The hot path's writes on one connection of ``engine`` kept open, in autocommit mode: each statement
+    is committed (in the same round trip to PostgreSQL) before :meth:`write` returns.
+
+    A statement that fails drops the connection (the next write opens a new one) and raises; the caller
+    cannot tell whether its commit reached the database, so it rebuilds from the tables.
+    """
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.lock = threading.Lock()     # one statement at a time on the connection
+        self.conn = None
+        self.new_impression = self._compile(insert(Impression).values({f: bindparam(f) for f in _IMPRESSION_FIELDS})
+                                            .returning(Impression.id))
+        self.show = self._compile(update(Impression).where(Impression.id == bindparam("iid"))
+                                  .values(shown=bindparam("shown")))
+        self.new_outcome = self._compile(insert(Outcome).values({f: bindparam(f) for f in _OUTCOME_FIELDS}))
+
+    def _compile(self, statement) -> tuple[str, tuple[str, ...] | None]:
+        compiled = statement.compile(dialect=self.engine.dialect)
+        return compiled.string, compiled.positiontup   # positiontup: the order of "?" parameters (SQLite)
+
+    def write(self, statement: tuple[str, tuple[str, ...] | None], params: dict[str, Any]):
+        """Run (and commit) one compiled statement with ``params``; returns its first row (RETURNING) or None."""
+        sql, order = statement
+        with self.lock:
+            if self.conn is None:
+                self.conn = self.engine.raw_connection()
+                # each statement is its own transaction: committed in the same round trip
+                self.engine.dialect.set_isolation_level(self.conn.dbapi_connection, "AUTOCOMMIT")
+            try:
+                cursor = self.conn.cursor()
+                cursor.execute(sql, params if order is None else [params[name] for name in order])
+                row = cursor.fetchone() if cursor.description else None
+                cursor.close()
+            except BaseException:
+                conn, self.conn = self.conn, None
+                conn.invalidate()
+                raise
+        return row
 
 
 class ExperimentRuntime:
     """One experiment in memory: the algorithm, its open impressions, counts and history."""
 
-    def __init__(self, row: ExperimentRow, settings: Settings, engine: Engine):
+    def __init__(self, row: ExperimentRow, settings: Settings, engine: Engine, log: LogWriter):
         self.id, self.name, self.rankers = row.id, row.name, list(row.rankers)
         self.algorithm, self.comparison, self.seed, self.horizon = row.algorithm, row.comparison, row.seed, row.horizon
-        self.settings, self.engine = settings, engine
+        self.settings, self.engine, self.log = settings, engine, log
         self.lock = threading.Lock()
-        self.algo = make_algorithm(dict(algorithm=row.algorithm, rankers=row.rankers, seed=row.seed,
-                                        horizon=row.horizon))
+        self.stale = False   # a write failed after memory moved on: rebuild before the next call
+        self._reset()
+        self.algo.clone().select()   # loads (or compiles) the kernels now, not during the first impression
+
+    def _reset(self) -> None:
+        """The state before any impression."""
+        self.algo = make_algorithm(dict(algorithm=self.algorithm, rankers=self.rankers, seed=self.seed,
+                                        horizon=self.horizon))
         self.seq = 0
         self.impressions = self.outcomes = self.expired = 0
         self.open: OrderedDict[int, Open] = OrderedDict()   # in issue order, so expiry pops from the front
@@ -199,8 +264,41 @@ class ExperimentRuntime:
         self.counts.add(c, d, credit)
         self.history.append((at, self.outcomes, self.algo.recommend()))
 
-    def replay(self, impressions, outcomes, now: float) -> None:
-        """Rebuild from the tables: ``impressions`` and ``outcomes`` rows, each in ``seq`` order."""
+    def rebuild(self) -> None:
+        """Replace the state by a replay of this experiment's impressions and outcomes tables (at start,
+        and after a failed write); memory is left as it was when the tables cannot be read."""
+        with self.engine.connect() as conn:
+            impressions = conn.execute(select(Impression).where(Impression.experiment_id == self.id)
+                                       .order_by(Impression.seq)).all()
+            outcomes = conn.execute(select(Outcome).where(Outcome.experiment_id == self.id)
+                                    .order_by(Outcome.seq)).all()
+        self._reset()
+        self._replay(impressions, outcomes, self.settings.clock())
+        self.stale = False
+
+    def _ready(self) -> None:
+        """Under the lock: rebuild first when a failed write left memory ahead of the log (503 while the
+        database cannot be read)."""
+        if self.stale:
+            try:
+                self.rebuild()
+            except Exception:
+                raise HTTPException(503, f"experiment {self.id}: the database is unavailable; try again") from None
+
+    def _logged(self, statement, params: dict[str, Any]):
+        """Under the lock: one write of the log; when it fails, rebuild from the tables and re-raise."""
+        try:
+            return self.log.write(statement, params)
+        except Exception:
+            self.stale = True
+            try:
+                self.rebuild()
+            except Exception:   # the database is down: rebuild at the next call
+                pass
+            raise
+
+    def _replay(self, impressions, outcomes, now: float) -> None:
+        """Apply ``impressions`` and ``outcomes`` rows, each in ``seq`` order, to the fresh state."""
         pairs, pending = {}, {}
         events = sorted([(i.seq, 0, i) for i in impressions] + [(o.seq, 1, o) for o in outcomes], key=lambda e: e[0])
         for seq, kind, row in events:
@@ -231,13 +329,13 @@ class ExperimentRuntime:
     def impression(self) -> tuple[Open, list[str]]:
         """A new impression: ``select()`` under the lock, committed before it is returned."""
         with self.lock:
+            self._ready()
             now = self.settings.clock()
             self._expire(now)
             c, d, seq = self._select()
             expires = now + self.settings.lease_seconds
-            with self.engine.begin() as conn:
-                iid = conn.execute(_NEW_IMPRESSION, dict(experiment_id=self.id, seq=seq, c=c, d=d, issued_at=now,
-                                                         expires_at=expires)).inserted_primary_key[0]
+            iid = self._logged(self.log.new_impression, dict(experiment_id=self.id, seq=seq, c=c, d=d, issued_at=now,
+                                                             expires_at=expires))[0]
             imp = self.open[iid] = Open(iid, seq, c, d, expires)
         return imp, [self.rankers[c], self.rankers[d]]
 
@@ -265,11 +363,17 @@ class ExperimentRuntime:
         for name in (a, b):
             if name not in lists:
                 raise IrbanditsError(f"lists: no list for ranker {name!r} of impression {iid}")
+        method, length = parse_comparison(self.comparison)
+        for name in (a, b):
+            if len(lists[name]) > length:
+                raise IrbanditsError(f"lists: ranker {name!r} has {len(lists[name])} results; this experiment shows "
+                                     f"lists of at most {length}")
         if imp.shown is not None:
             raise HTTPException(409, f"impression {iid} already has its list")
-        il = interleave(self.comparison, lists[a], lists[b], rng=impression_rng(self.seed, _INTERLEAVE, imp.seq))
-        with self.engine.begin() as conn:
-            conn.execute(_SHOW, dict(iid=iid, shown=stored_interleaving(il, list(lists[a]), list(lists[b]))))
+        il = interleave(method, lists[a], lists[b], rng=impression_rng(self.seed, _INTERLEAVE, imp.seq), length=length)
+        # memory changes only after the commit; a retry after a failed one writes the same list again
+        self.log.write(self.log.show, dict(iid=iid, shown=json.dumps(stored_interleaving(il, list(lists[a]),
+                                                                                          list(lists[b])))))
         imp.shown = il
         return il.shown.tolist()
 
@@ -293,13 +397,14 @@ class ExperimentRuntime:
 
     def _outcome(self, iid: int, kind: str, credit: float) -> None:
         with self.lock:
+            self._ready()
             now = self.settings.clock()
             imp = self._live(iid, now)
             c_won = bool(uniform(impression_rng(self.seed, _COIN, imp.seq)) < 0.5 * (1.0 + credit))
             winner = None if credit == 0 else self.rankers[imp.c if credit > 0 else imp.d]
-            with self.engine.begin() as conn:
-                conn.execute(_NEW_OUTCOME, dict(experiment_id=self.id, impression_id=iid, seq=self.seq + 1, kind=kind,
-                                                winner=winner, credit=credit, c_won=c_won, created_at=now))
+            self._logged(self.log.new_outcome, dict(experiment_id=self.id, impression_id=iid, seq=self.seq + 1,
+                                                    kind=kind, winner=winner, credit=credit, c_won=c_won,
+                                                    created_at=now))
             del self.open[iid]
             self._apply(imp.c, imp.d, credit, c_won, now)
 
@@ -341,20 +446,17 @@ class Experiments:
         self.owner: dict[int, int] = {}           # impression -> experiment (since start; older ones: the DB)
         self.clients: dict[str, int] = {}         # client token hash -> experiment
         self.lock = threading.Lock()
+        self.log = LogWriter(self.engine)
 
     @classmethod
     def load(cls, sessions, settings: Settings) -> "Experiments":
         from irbandits.service.models import ExperimentClient
 
         self = cls(sessions, settings)
-        now = settings.clock()
         with sessions() as session:
             for row in session.scalars(select(ExperimentRow).order_by(ExperimentRow.id)):
-                runtime = self.experiments[row.id] = ExperimentRuntime(row, settings, self.engine)
-                runtime.replay(session.scalars(select(Impression).where(Impression.experiment_id == row.id)
-                                               .order_by(Impression.seq)).all(),
-                               session.scalars(select(Outcome).where(Outcome.experiment_id == row.id)
-                                               .order_by(Outcome.seq)).all(), now)
+                runtime = self.experiments[row.id] = ExperimentRuntime(row, settings, self.engine, self.log)
+                runtime.rebuild()
                 self.owner.update((iid, row.id) for iid in runtime.open)
             self.clients = dict(session.execute(select(ExperimentClient.token_hash, ExperimentClient.experiment_id)).all())
         return self
@@ -365,7 +467,7 @@ class Experiments:
             row = ExperimentRow(created_at=self.settings.clock(), **fields)
             session.add(row)
             session.commit()
-            self.experiments[row.id] = runtime = ExperimentRuntime(row, self.settings, self.engine)
+            self.experiments[row.id] = runtime = ExperimentRuntime(row, self.settings, self.engine, self.log)
         return runtime
 
     def get(self, eid: int, allowed: int | None = None) -> ExperimentRuntime:

@@ -38,6 +38,7 @@ class CampaignRow(Base):
     topics: Mapped[dict[str, str]] = mapped_column(JSON)   # topic -> query text
     texts: Mapped[dict[str, str]] = mapped_column(JSON)    # docno -> passage text (pooled items only)
     pools: Mapped[dict[str, Any]] = mapped_column(JSON)    # preference: topic -> [docno]; graded: see campaigns.py
+    tests: Mapped[list[list[str]] | None] = mapped_column(JSON, nullable=True)  # [topic, better, worse] test pairs
     created_at: Mapped[float] = mapped_column(Float)
 
 
@@ -51,6 +52,8 @@ class Assessor(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
+    trusted: Mapped[bool] = mapped_column(Boolean, default=False)  # the organiser cleared a flag: no auto-flag
+    automatic: Mapped[str | None] = mapped_column(String(200), nullable=True)  # module:function of a program
     created_at: Mapped[float] = mapped_column(Float)
 
 
@@ -67,11 +70,13 @@ class Task(Base):
     issued_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float] = mapped_column(Float)
     answered: Mapped[bool] = mapped_column(Boolean, default=False)
+    kind: Mapped[str] = mapped_column(String(10), default="answer")  # "answer", "test" or "repeat"
     __table_args__ = (Index("ix_tasks_open", "campaign_id", "answered"),)
 
 
 class Judgment(Base):
-    """One recorded answer; the table is append-only and ``id`` is the order answers were applied in."""
+    """One recorded answer, quality check or retraction; the table is append-only and ``id`` is the
+    order answers were applied in."""
 
     __tablename__ = "judgments"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -85,6 +90,8 @@ class Judgment(Base):
     grade: Mapped[float | None] = mapped_column(Float, nullable=True)
     client_id: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[float] = mapped_column(Float)
+    kind: Mapped[str] = mapped_column(String(10), default="answer")  # "answer", "test", "repeat" or "retract"
+    retracts: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a retract event: the judgment taken back
     __table_args__ = (UniqueConstraint("assessor_id", "client_id", name="uq_judgments_client"),)
 
 

@@ -56,12 +56,29 @@ def install(app: FastAPI) -> None:
     app.include_router(router)
     app.include_router(admin.router)
 
-    @app.middleware("http")
-    async def _security_headers(request: Request, call_next):
-        response = await call_next(request)
-        for name, value in SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)
-        return response
+    app.add_middleware(SecurityHeaders)
+
+
+class SecurityHeaders:
+    """ASGI middleware: :data:`SECURITY_HEADERS` on every response that does not set them itself (a plain
+    ASGI wrapper: Starlette's ``@app.middleware("http")`` costs a task and a stream per request)."""
+
+    HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                have = {name.lower() for name, _ in message.get("headers", ())}
+                message["headers"] = [*message.get("headers", ()), *(h for h in self.HEADERS if h[0] not in have)]
+            await send(message)
+
+        await self.app(scope, receive, sending)
 
 
 @router.get("/", include_in_schema=False)
@@ -87,6 +104,6 @@ def my_progress(request: Request, who: Assessed = Depends(require_assessor)) -> 
     """The assessor page's progress line: this assessor's answers and the campaign's finished topics."""
     registry = request.app.state.campaigns
     progress = registry.get(who.campaign_id).progress()
-    return dict(name=who.name, answered=registry.judgment_counts(who.campaign_id).get(who.id, 0),
+    return dict(name=who.name, answered=registry.get(who.campaign_id).answers().get(who.id, 0),
                 topics=len(progress["topics"]), topics_done=sum(t["done"] for t in progress["topics"]),
                 done=progress["done"])

@@ -5,7 +5,7 @@ Every study module has a ``run_study`` function; :data:`STUDIES` names them. Mod
 only when a study runs.
 
 >>> list_studies().name.tolist()
-['best-item-study', 'judging-study', 'judging-replay', 'mergedts-study']
+['best-item-study', 'judging-study', 'judging-replay', 'mergedts-study', 'mergedts-cycles', 'mergedts-sensitivity', 'rcs-vs-rucb', 'ccb-copeland']
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ class Study:
     name: str
     description: str
     module: str
+    online: bool = False  # an online study (:mod:`irbandits.studies.online`): default and --full scales
 
     def load(self) -> ModuleType:
         """The study's module (imported now)."""
@@ -45,6 +46,14 @@ STUDIES = {s.name: s for s in [
           "Set I / Combined", "judging_replay"),
     Study("mergedts-study", "MergeDTS paper, MSLR-Navigational: mergeRUCB's regret against MergeDTS's "
           "(paper: about twice)", "mergedts_study"),
+    Study("mergedts-cycles", "MergeDTS paper 6.4: Cycle and Cycle2 with MergeDTS, mergeRUCB, DTS, Self-Sparring, "
+          "RMED1, REX3", "mergedts_cycles", online=True),
+    Study("mergedts-sensitivity", "MergeDTS paper 6.7: alpha, M and C grids on MSLR-Navigational, counting runs "
+          "that lose the Condorcet winner", "mergedts_sensitivity", online=True),
+    Study("rcs-vs-rucb", "Thesis ch. 5: RCS against RUCB on 10-armed MSLR problems (alpha = 0.501) and the "
+          "alpha = 0.1 stability test", "rcs_vs_rucb", online=True),
+    Study("ccb-copeland", "Thesis ch. 7: CCB, SCB, Copeland SAVAGE and RUCB on a 5-arm non-Condorcet, a 500-arm and a "
+          "Condorcet problem", "ccb_copeland", online=True),
 ]}
 
 

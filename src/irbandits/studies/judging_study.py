@@ -25,9 +25,6 @@ reporting more than one item (about 354 and 224 per 1,000 here); see ``PUBLISHED
 
 from __future__ import annotations
 
-import sys
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from typing import Callable, Iterable
 
 import numpy as np
@@ -114,13 +111,22 @@ def _chunk(name: str, c: int, runs: range, seed: int, budget: int) -> list[dict]
     return rows
 
 
+def _chunk_task(context, task: tuple) -> list[dict]:
+    return _chunk(*task)
+
+
 def run_study(algorithms: Iterable[str] | None = None, runs: int = 1000, seed: int = 0,
-              budget: int = 1000, jobs: int = 1, progress: bool = False) -> pd.DataFrame:
+              budget: int = 1000, jobs: int = 1, progress: bool = False, backend: str = "local",
+              address: str | None = None) -> pd.DataFrame:
     """One row per (algorithm, case, run): ``best`` (original labels), ``judgments``, ``assessors``.
 
     Run r of every algorithm sees the same relabelling and seeds (paired comparisons), whatever
-    ``jobs`` (worker processes) is. The top-k process has no budget: it runs to its end.
+    ``jobs`` (worker processes) or ``backend`` (``"ray"``: chunks of runs on the Ray cluster at
+    ``address``, see :func:`irbandits.experiments.run_tasks`) is. The top-k process has no budget:
+    it runs to its end.
     """
+    from irbandits.experiments.backends import Failed, run_tasks
+
     names = list(algorithms or ALGORITHMS)
     for name in names:
         if name not in ALGORITHMS:
@@ -128,19 +134,13 @@ def run_study(algorithms: Iterable[str] | None = None, runs: int = 1000, seed: i
     tasks = [(name, c, range(r, min(r + CHUNK, runs)), seed, budget)
              for c in range(len(CASES)) for name in names if ALGORITHMS[name][c] is not None
              for r in range(0, runs, CHUNK)]
-    if jobs == 1:
-        results = map(lambda t: _chunk(*t), tasks)
-    else:
-        pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"))
-        results = pool.map(_chunk, *zip(*tasks))
-    rows = []
-    for done, chunk in enumerate(results, 1):
-        rows.extend(chunk)
-        if progress:
-            print(f"\r{done}/{len(tasks)} chunks", end="", file=sys.stderr, flush=True)
-    if jobs != 1:
-        pool.shutdown()
-    return pd.DataFrame(rows)
+    chunks: list = [None] * len(tasks)
+    for outcome in run_tasks(_chunk_task, tasks, backend=backend, workers=jobs, address=address, progress=progress,
+                             label="judging-study: chunks of runs"):
+        if isinstance(outcome, Failed):
+            raise RuntimeError(f"judging-study chunk {tasks[outcome.index][:3]} failed: {outcome.error}")
+        chunks[outcome.index] = outcome.value
+    return pd.DataFrame([row for chunk in chunks for row in chunk])
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:

@@ -84,7 +84,15 @@
       document.getElementById("plot-note").textContent = s.series.length ? "" : "No judgment yet.";
       rows(document.querySelector("#topics tbody"), s.topics, "topic", (row, t) => {
         row.cells[1].textContent = t.judgments;
-        row.cells[2].textContent = t.done ? "done" : "open";
+        row.cells[2].textContent = t.open;
+        row.cells[3].textContent = t.saved || "";
+        const state = row.cells[4].firstElementChild || row.cells[4];
+        state.textContent = t.done ? "done" : t.settled ? "settled" : "open";
+        state.className = "state " + state.textContent;
+      });
+      [["topics-settled", s.settled], ["saved", s.saved], ["flagged", s.flagged]].forEach(([id, v]) => {
+        const node = document.getElementById(id);
+        if (node) node.textContent = v;
       });
       rows(document.querySelector("#assessors tbody"), s.assessors, "assessor", (row, a) => {
         row.cells[1].textContent = a.judgments;

@@ -125,8 +125,34 @@
       return;
     }
     busy = false;
+    $("undo").hidden = false;  // the answer just sent may be taken back (while its phase is open)
     await loadNext();
     if (notice) say(notice);
+  }
+
+  async function undo() {
+    if (busy || $("undo").hidden) return;
+    busy = true;
+    clearTimeout(timer);
+    try {
+      const r = await api("/api/undo", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ client_id: newClientId() }),
+      });
+      busy = false;
+      $("undo").hidden = true;
+      if (r.ok && r.status !== 204) {
+        render(await r.json());
+        say("Your last answer was taken back: here is that pair again.");
+      } else {
+        say(`Cannot undo: ${await detail(r)}`, true);
+      }
+    } catch (e) {
+      busy = false;
+      say("Not sent: no connection. Try again.", true);
+    }
+    refreshProgress();
   }
 
   const keys = kind === "preference"
@@ -135,11 +161,13 @@
 
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
+    if (e.key === "u" || e.key === "U") { e.preventDefault(); undo(); return; }
     if (!(e.key in keys)) return;
     e.preventDefault();
     answer(keys[e.key]);
   });
   buttons.forEach((b) => b.addEventListener("click", () => answer(keys[b.dataset.answer] ?? b.dataset.answer)));
   $("again").addEventListener("click", loadNext);
+  $("undo").addEventListener("click", undo);
   loadNext();
 })();

@@ -3,7 +3,7 @@
 "use strict";
 (() => {
   const SVG = "http://www.w3.org/2000/svg";
-  const W = 900, H = 200, L = 60, R = 10, T = 10, B = 24;
+  const W = 460, H = 200, L = 60, R = 10, T = 10, B = 24;   // the viewBox of a half-width plot: text at its CSS size
   const root = document.getElementById("experiment");
   if (!root) return;
 

@@ -1,0 +1,114 @@
+"""Zoghi thesis (seed 002) section 7.5, Figures 7.6-7.8: CCB against SCB, Copeland SAVAGE and RUCB.
+
+    irbandits reproduce ccb-copeland            # 10^6 steps, 10 runs, the two 5-arm problems
+    irbandits reproduce ccb-copeland --full     # 10^7 steps, 30 runs, all three problems
+
+Three problems, Copeland regret throughout (the chapter's regret):
+
+- ``mslr5-copeland``: five rankers none of which beats the other four. The thesis's matrix (from
+  its bit.ly link) is not in ``../shared/data``; this one is the first draw of 5 of MSLR-Navigational's
+  136 rankers from ``default_rng(0)`` without a Condorcet winner (:func:`subset`). CCB, SCB,
+  Copeland SAVAGE and RUCB (PBR and RankEl are not in irbandits).
+- ``copeland-500``: the synthetic 500-arm problem (:mod:`irbandits.synthetic`: three cyclic
+  Copeland winners of score 498, the others 0 .. 496); CCB and SCB. Only at ``--full`` (or with
+  ``only``): CCB costs O(K^2) per step, about 1 ms at K = 500, so 10^6 steps take a quarter hour per run.
+- ``mslr5-condorcet``: five MSLR rankers with a Condorcet winner (first such draw from
+  ``default_rng(0)``); CCB and RUCB.
+
+Copeland SAVAGE needs the horizon: it gets the run's horizon (delta = 1/T), so its curve before T
+is that of runs tuned for T; the thesis reran it for each horizon. The thesis gives no horizon or
+run count for these figures; SAVAGE's markers there reach 2 x 10^7.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from irbandits.problems import PreferenceMatrix, get_problem
+from irbandits.studies.online import final, markdown_table, plot_problems, run_problems, tail_share, verdict
+
+MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
+DEFAULT = dict(horizon=10**6, runs=10, only=("mslr5-copeland", "mslr5-condorcet"))
+FULL = dict(horizon=10**7, runs=30)
+ALGORITHMS = {
+    "mslr5-copeland": ["CCB", "SCB", "Copeland-SAVAGE", "RUCB"],
+    "copeland-500": ["CCB", "SCB"],
+    "mslr5-condorcet": ["CCB", "RUCB"],
+}
+TITLES = {"mslr5-copeland": "5 MSLR rankers, no Condorcet winner", "copeland-500": "500 arms, three cyclic Copeland winners",
+          "mslr5-condorcet": "5 MSLR rankers with a Condorcet winner"}
+
+
+def subset(matrix: PreferenceMatrix, condorcet: bool, seed: int = 0, K: int = 5) -> tuple[np.ndarray, PreferenceMatrix]:
+    """The first draw of ``K`` arms (sorted) from ``default_rng(seed)`` whose sub-matrix has (``condorcet``) or
+    has not a Condorcet winner."""
+    rng = np.random.default_rng(seed)
+    while True:
+        arms = np.sort(rng.choice(matrix.K, K, replace=False))
+        sub = PreferenceMatrix(matrix.p[np.ix_(arms, arms)], name=f"{matrix.name}-{K}")
+        if (sub.condorcet_winner is not None) == condorcet:
+            return arms, sub
+
+
+def problems(matrix: str | Path = MSLR) -> dict[str, tuple[np.ndarray | None, PreferenceMatrix]]:
+    full = PreferenceMatrix.load(matrix, name="mslr-navigational")
+    return {"mslr5-copeland": subset(full, False), "copeland-500": (None, get_problem("copeland-500")),
+            "mslr5-condorcet": subset(full, True)}
+
+
+def run_study(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], seed: int = 0, jobs: int = 1,
+              out: str | Path | None = None, progress: bool = False, matrix: str | Path = MSLR,
+              only: tuple[str, ...] = tuple(ALGORITHMS)) -> pd.DataFrame:
+    """Each problem of ``only`` with its algorithms; the tidy table with a ``problem`` column."""
+    probs = problems(matrix)
+    return pd.concat([run_problems({k: probs[k][1]}, ALGORITHMS[k], horizon, runs, seed=seed, jobs=jobs, out=out,
+                                   progress=progress) for k in only], ignore_index=True)
+
+
+def claims(table: pd.DataFrame) -> list[tuple[str, str, bool]]:
+    f = final(table, "copeland_regret").set_index(["problem", "algorithm"])["mean"]
+    out = []
+    present = set(f.index.get_level_values(0))
+    if "mslr5-copeland" in present:
+        m = f["mslr5-copeland"]
+        best = m.idxmin()
+        out.append(("5-arm Copeland problem: CCB has the lowest regret (Figure 7.6)",
+                    "lowest: " + best + "; " + ", ".join(f"{a} {v:,.0f}" for a, v in m.items()), best == "CCB"))
+        tail = tail_share(table[table.problem == "mslr5-copeland"], "copeland_regret")["mslr5-copeland"]
+        out.append(("RUCB's regret grows linearly without a Condorcet winner",
+                    "tail share " + ", ".join(f"{a} {100 * v:.0f} %" for a, v in tail.items())
+                    + " (log-like ~2 %, linear 20 %)", tail["RUCB"] >= 0.1))
+    if "copeland-500" in present:
+        m = f["copeland-500"]
+        out.append(("500 arms: SCB can outperform CCB (Figure 7.7)", f"SCB {m['SCB']:,.0f}, CCB {m['CCB']:,.0f}",
+                    m["SCB"] < m["CCB"]))
+    if "mslr5-condorcet" in present:
+        m = f["mslr5-condorcet"]
+        out.append(("Condorcet problem: CCB slightly below RUCB (Figure 7.8)",
+                    f"CCB {m['CCB']:,.0f}, RUCB {m['RUCB']:,.0f} (ratio {m['CCB'] / m['RUCB']:.2f})",
+                    0.6 <= m["CCB"] / m["RUCB"] < 1))
+    return out
+
+
+def report(table: pd.DataFrame) -> str:
+    f = final(table, "copeland_regret")
+    probs = problems()
+    lines = [f"{int(table.step.max()):,} steps, {table.run.nunique()} runs per algorithm (the thesis gives neither); "
+             "Copeland regret; arms permuted per run. Copeland SAVAGE is given the horizon (delta = 1/T)."]
+    for key, part in f.groupby("problem", sort=False):
+        arms, p = probs[key]
+        about = (f"MSLR rankers {arms.tolist()}; " if arms is not None else "") + (
+            f"Condorcet winner {arms[p.condorcet_winner]}" if p.condorcet_winner is not None else
+            f"Copeland winners {(p.copeland_winners if arms is None else arms[p.copeland_winners]).tolist()} "
+            f"(score {round(p.copeland_scores.max() * (p.K - 1))} of {p.K - 1})")
+        lines += ["", f"**{TITLES[key]}** ({about})", "", markdown_table(part, "copeland_regret")]
+    lines += ["", "| thesis (7.5) | this run | |", "|---|---|---|"]
+    lines += [f"| {c} | {n} | {verdict(a)} |" for c, n, a in claims(table)]
+    return "\n".join(lines)
+
+
+def figures(table: pd.DataFrame, out: str | Path) -> list[Path]:
+    return plot_problems(table, out, "ccb-copeland", TITLES, column="copeland_regret")

@@ -1,0 +1,80 @@
+"""What the online reproduction studies share: runs on several problems, their summary table in
+markdown, and one regret figure per problem.
+
+An online study module defines ``DEFAULT`` and ``FULL`` (the ``horizon`` and ``runs`` of the small
+default scale and of the paper's, and any other keyword its ``run_study`` takes at that scale), ``run_study(horizon, runs, seed, jobs, out, progress)`` returning
+the tidy table of :func:`irbandits.simulate.simulate` with a ``problem`` column, ``report(table)``
+(markdown that puts the paper's claims beside this run's numbers) and ``figures(table, out)``.
+``irbandits reproduce NAME [--full]`` runs it and writes ``out/NAME.md`` with its figures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from irbandits.dueling.base import AlgorithmSpec
+from irbandits.plots import plot_regret
+from irbandits.problems import PreferenceMatrix
+from irbandits.simulate import simulate
+
+
+def run_problems(problems: dict[str, PreferenceMatrix], algorithms: Sequence[str | AlgorithmSpec], horizon: int,
+                 runs: int, seed: int = 0, jobs: int = 1, out: str | Path | None = None,
+                 progress: bool = False) -> pd.DataFrame:
+    """:func:`~irbandits.simulate.simulate` on each problem (results in ``out/<key>``, resumable), one
+    table with a ``problem`` column (the keys of ``problems``)."""
+    tables = []
+    for key, problem in problems.items():
+        table = simulate(problem, algorithms, horizon=int(horizon), runs=runs, seed=seed, jobs=jobs,
+                         out=None if out is None else Path(out) / key, progress=progress)
+        tables.append(table.assign(problem=key))
+    return pd.concat(tables, ignore_index=True)
+
+
+def final(table: pd.DataFrame, column: str = "regret") -> pd.DataFrame:
+    """Per problem and algorithm at the last step: runs, ``column``'s mean, standard error and median,
+    and the runs that end on a winner (``correct``)."""
+    last = table[table.step == table.step.max()]
+    g = last.groupby(["problem", "algorithm"], sort=False)
+    out = g[column].agg(["size", "mean", "std", "median"])
+    out["se"] = out["std"].fillna(0.0) / np.sqrt(out["size"])
+    out["correct"] = g.correct.sum()
+    return out.drop(columns="std").rename(columns={"size": "runs"}).reset_index()
+
+
+def tail_share(table: pd.DataFrame, column: str = "regret") -> pd.Series:
+    """Per problem and algorithm: the share of the final mean ``column`` gained after the last-but-one
+    checkpoint (the last ~20 % of the steps with the default checkpoints): about 2 % for a curve growing
+    like log t, 20 % for a straight line."""
+    steps = np.sort(table.step.unique())
+    mean = table[table.step.isin(steps[-2:])].groupby(["problem", "algorithm", "step"], sort=False)[column].mean()
+    last, before = mean.xs(steps[-1], level=2), mean.xs(steps[-2], level=2)
+    return (last - before) / last
+
+
+def markdown_table(frame: pd.DataFrame, column: str = "regret") -> str:
+    """``frame`` of :func:`final` as markdown rows: algorithm, mean +- SE, median, runs on a winner."""
+    rows = [f"| algorithm | cumulative {column.replace('_', ' ')} (mean +- SE) | median | runs ending on a winner |",
+            "|---|---|---|---|"]
+    rows += [f"| {r.algorithm} | {r['mean']:,.0f} +- {r.se:,.0f} | {r['median']:,.0f} | {r.correct} / {r.runs} |"
+             for _, r in frame.iterrows()]
+    return "\n".join(rows)
+
+
+def verdict(agree: bool) -> str:
+    return "**agrees**" if agree else "**disagrees**"
+
+
+def plot_problems(table: pd.DataFrame, out: str | Path, stem: str, titles: dict[str, str],
+                  column: str = "regret") -> list[Path]:
+    """One regret figure per problem, ``out/<stem>-<problem>.png``."""
+    paths = []
+    for key, part in table.groupby("problem", sort=False):
+        about = f"{int(part.step.max()):,} steps, {part.run.nunique()} runs; mean ± 1 SE"
+        paths.append(plot_regret(part, Path(out) / f"{stem}-{key}.png", column=column,
+                                 title=f"{titles.get(key, key)} ({about})"))
+    return paths

@@ -1,0 +1,348 @@
+"""Experiment specs, the resumable result store, the local backend, Ctrl-C and resume, the report."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from irbandits.errors import IrbanditsError
+from irbandits.experiments import ResultStore, load_spec, run_experiment, run_tasks
+from irbandits.experiments.backends import Done, Failed
+from irbandits.experiments.store import WALL_TIME
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+SPEC = """
+[experiment]
+name = "small"
+problems = ["arxiv"]
+horizon = 500000
+runs = 6
+seed = 3
+
+[[algorithms]]
+name = "RUCB"
+grid = { alpha = [0.51, 1.0] }
+"""
+
+
+def write_spec(folder: Path, text: str = SPEC, name: str = "spec.toml") -> Path:
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="session")
+def reference(tmp_path_factory) -> pd.DataFrame:
+    """The small grid run in this process by the local backend (shared with the Ray tests)."""
+    folder = tmp_path_factory.mktemp("reference")
+    return run_experiment(load_spec(write_spec(folder)), folder / "out", progress=False)
+
+
+# the Ray test's grid: tasks long enough (~2 s each on a quiet machine) that the head alone cannot finish them all before the
+# worker node, slower to start, has finished its first one and is killed
+RAY_SPEC = SPEC.replace("horizon = 500000", "horizon = 12000000")
+
+
+@pytest.fixture(scope="session")
+def ray_reference(tmp_path_factory) -> pd.DataFrame:
+    """:data:`RAY_SPEC` run in this process by the local backend."""
+    folder = tmp_path_factory.mktemp("ray-reference")
+    return run_experiment(load_spec(write_spec(folder, RAY_SPEC)), folder / "out", progress=False)
+
+
+def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(a.drop(columns=WALL_TIME).reset_index(drop=True),
+                                  b.drop(columns=WALL_TIME).reset_index(drop=True))
+
+
+def cli(*args: str, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    return subprocess.Popen([sys.executable, "-m", "irbandits.cli", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def index_lines(out: Path) -> list[dict]:
+    path = out / "index.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
+
+
+# ----- specs -----------------------------------------------------------------------------------
+
+def test_grid_expands_into_settings_and_tasks(tmp_path):
+    spec = load_spec(write_spec(tmp_path, SPEC + '\n[[algorithms]]\nname = "MergeDTS:tuned"\n'
+                                              'grid = { M = [2, 4], alpha = [0.8, 1.0] }\n'))
+    labels = [s.label for s in spec.settings]
+    assert labels == ["RUCB:alpha=0.51", "RUCB:alpha=1.0", "MergeDTS:tuned,M=2,alpha=0.8", "MergeDTS:tuned,M=2,alpha=1.0",
+                      "MergeDTS:tuned,M=4,alpha=0.8", "MergeDTS:tuned,M=4,alpha=1.0"]
+    assert spec.settings[3].spec.params["M"] == 2 and spec.settings[3].spec.params["alpha"] == 1.0
+    assert spec.settings[3].grid == {"M": 2, "alpha": 1.0}
+    tasks = spec.tasks()
+    assert len(tasks) == 6 * 6 and len({t.key for t in tasks}) == len(tasks)
+
+
+def test_two_tables_of_one_algorithm_are_two_grids_and_a_repeated_setting_is_an_error(tmp_path):
+    spec = load_spec(write_spec(tmp_path, SPEC + '\n[[algorithms]]\nname = "RUCB"\ngrid = { alpha = [2.0, 3.0] }\n'))
+    assert [s.family for s in spec.settings] == ["RUCB (algorithms[0])"] * 2 + ["RUCB (algorithms[1])"] * 2
+    with pytest.raises(IrbanditsError, match="algorithms: the setting RUCB:alpha=1.0 is given twice"):
+        load_spec(write_spec(tmp_path, SPEC + '\n[[algorithms]]\nname = "RUCB"\ngrid = { alpha = [1.0] }\n'))
+
+
+def test_the_example_spec_loads():
+    spec = load_spec(SRC.parent / "examples" / "grid.toml")
+    assert list(spec.problems) == ["arxiv", "cycle"] and len(spec.settings) == 3 + 4 + 1
+    assert spec.settings[3].label == "mergeRUCB:delta=0.01,alpha=0.51,M=2" and spec.settings[3].grid == {"alpha": 0.51, "M": 2}
+
+
+def test_matrix_files_are_relative_to_the_spec(tmp_path):
+    from irbandits.problems import get_problem
+
+    get_problem("cyclic").save(tmp_path / "mine.txt")
+    spec = load_spec(write_spec(tmp_path, SPEC.replace('["arxiv"]', '["arxiv", "mine.txt"]')))
+    assert list(spec.problems) == ["arxiv", "mine"] and spec.problems["mine"].K == 4
+
+
+@pytest.mark.parametrize("change, message", [
+    (("horizon = 500000", "horizon = -3"), "experiment.horizon: must be a whole number >= 1, got -3"),
+    (("runs = 6", "runs = 2.5"), "experiment.runs: must be a whole number >= 1, got 2.5"),
+    (("seed = 3", "sed = 3"), "experiment.sed: unknown key"),
+    (('["arxiv"]', '["arxiv", "nowhere.txt"]'), "experiment.problems[1]: 'nowhere.txt' is neither a named problem"),
+    (('["arxiv"]', '[]'), "experiment.problems: must be a non-empty list"),
+    (('name = "RUCB"', 'name = "RUBC"'), "algorithms[0] (RUBC:alpha=0.51): unknown algorithm 'RUBC'"),
+    (("alpha = [0.51, 1.0]", "alpah = [0.51]"), "RUCB: unknown parameter 'alpah'"),
+    (("alpha = [0.51, 1.0]", 'alpha = ["big"]'), "algorithms[0] (RUCB:alpha=big): RUCB: parameter alpha must be float"),
+    (("alpha = [0.51, 1.0]", "alpha = []"), "algorithms[0].grid.alpha: must be a non-empty list"),
+    (("grid =", "gird ="), "algorithms[0].gird: unknown key"),
+    (("horizon = 500000", "horizon = 500000\nhorizon = 3"), "not valid TOML"),
+    (("[[algorithms]]\nname = \"RUCB\"\ngrid = { alpha = [0.51, 1.0] }", ""), "algorithms: missing"),
+])
+def test_spec_errors_name_file_key_and_problem(tmp_path, change, message):
+    path = write_spec(tmp_path, SPEC.replace(*change))
+    with pytest.raises(IrbanditsError) as err:
+        load_spec(path)
+    assert str(err.value).startswith(f"{path}: ") and message in str(err.value)
+
+
+def test_a_bad_matrix_file_names_the_key_and_the_line(tmp_path):
+    (tmp_path / "bad.txt").write_text("0.5 0.7\n0.2 0.5\n")
+    with pytest.raises(IrbanditsError, match=r"experiment.problems\[1\]: .*bad.txt"):
+        load_spec(write_spec(tmp_path, SPEC.replace('["arxiv"]', '["arxiv", "bad.txt"]')))
+
+
+def test_cli_spec_error_is_one_line(tmp_path):
+    path = write_spec(tmp_path, SPEC.replace("runs = 6", "runs = 0"))
+    proc = cli("experiment", "run", str(path), "--out", str(tmp_path / "out"))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2
+    assert err.strip() == f"error: {path}: experiment.runs: must be a whole number >= 1, got 0"
+
+
+# ----- the task runner and the store -----------------------------------------------------------
+
+def _maybe_fail(context, task):
+    if task == 2:
+        raise ValueError("two is bad")
+    return context * task
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_run_tasks_reports_every_outcome_by_index(workers):
+    outcomes = sorted(run_tasks(_maybe_fail, [1, 2, 3], context=10, workers=workers, progress=False),
+                      key=lambda o: o.index)
+    assert [type(o) for o in outcomes] == [Done, Failed, Done]
+    assert outcomes[0].value == 10 and outcomes[2].value == 30
+    assert outcomes[1].error == "ValueError: two is bad"
+
+
+def test_backend_mistakes_are_caught_before_any_work(tmp_path):
+    from irbandits.experiments.backends import check_backend
+
+    with pytest.raises(IrbanditsError, match="--backend must be local or ray, got 'dask'"):
+        check_backend("dask", 1, None)
+    with pytest.raises(IrbanditsError, match="--address names a Ray cluster; it needs --backend ray"):
+        check_backend("local", 1, "127.0.0.1:6379")
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'irbandits[distributed]')")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(IrbanditsError, match=f"--address 127.0.0.1:{port}: no Ray head answers there"):
+        check_backend("ray", 1, f"127.0.0.1:{port}")
+    with pytest.raises(IrbanditsError, match="--address head: expected HOST:PORT"):
+        check_backend("ray", 1, "head")
+
+
+def test_store_refuses_other_settings_and_drops_a_torn_index_line(tmp_path, reference):
+    spec = load_spec(write_spec(tmp_path))
+    store = ResultStore(tmp_path / "out", spec)
+    rows = reference[reference.run == 0]
+    key = f"arxiv|{rows.algorithm.iloc[0]}|0"
+    store.add([(key, rows[rows.algorithm == rows.algorithm.iloc[0]], 1.0, "here:1")])
+    with open(store.index, "a") as fh:
+        fh.write('{"key": "arxiv|RUCB:alp')  # a crash while appending
+    (store.batches / "000009.parquet").write_bytes(b"half")  # a crash before its index lines
+    again = ResultStore(tmp_path / "out", spec)
+    assert list(again.done) == [key] and not (again.batches / "000009.parquet").exists()
+    same_rows(again.table(), rows[rows.algorithm == rows.algorithm.iloc[0]])
+    other = load_spec(write_spec(tmp_path, SPEC.replace("seed = 3", "seed = 4"), "other.toml"))
+    with pytest.raises(IrbanditsError, match="holds results made with seed 3, not 4; use --force"):
+        ResultStore(tmp_path / "out", other)
+    assert ResultStore(tmp_path / "out", other, force=True).done == {}
+
+
+def test_experiment_rows_equal_simulate_with_the_same_seed(reference):
+    from irbandits.problems import get_problem
+    from irbandits.simulate import simulate
+
+    table = simulate(get_problem("arxiv"), ["RUCB:alpha=0.51", "RUCB:alpha=1.0"], horizon=500_000, runs=6, seed=3,
+                     progress=False)
+    same_rows(reference.drop(columns="problem"), table)
+    assert (reference.problem == "arxiv").all()
+
+
+# ----- Ctrl-C and resume -----------------------------------------------------------------------
+
+def test_sigint_then_resume_gives_the_identical_store(tmp_path, reference):
+    spec, out = write_spec(tmp_path), tmp_path / "out"
+    proc = cli("experiment", "run", str(spec), "--out", str(out), "--workers", "2")
+    deadline = time.monotonic() + 240
+    while not index_lines(out) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    kept = len(index_lines(out))
+    assert proc.returncode == 130, err
+    assert len({e["key"] for e in index_lines(out)}) == kept
+    assert 1 <= kept < 12 and f"interrupted: {kept} of 12 tasks finished and kept in {out}" in err
+    assert not (out / "results.parquet").exists()
+    resumed = cli("experiment", "run", str(spec), "--out", str(out), "--workers", "1")
+    text, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert len(index_lines(out)) == 12 and len({e["key"] for e in index_lines(out)}) == 12
+    same_rows(pd.read_parquet(out / "results.parquet"), reference)
+
+
+# ----- the report ------------------------------------------------------------------------------
+
+def test_report_draws_every_problem_and_marks_the_best_grid_setting(tmp_path, reference):
+    from irbandits.experiments.report import report
+
+    spec = load_spec(write_spec(tmp_path))
+    store = ResultStore(tmp_path / "out", spec)
+    for (algorithm, run), rows in reference.groupby(["algorithm", "run"]):
+        store.add([(f"arxiv|{algorithm}|{run}", rows, 0.1, "here:1")])
+    pages = report(tmp_path / "out")
+    assert [p["problem"] for p in pages] == ["arxiv"]
+    page = pages[0]
+    assert all(Path(f).is_file() and Path(f).stat().st_size > 0 for f in page["files"])
+    assert {Path(f).name for f in page["files"]} == {"regret.png", "accuracy.png", "summary.csv", "grid-RUCB.png"}
+    params, cells = page["grids"]["RUCB"]
+    final = reference[reference.step == 500_000].groupby("algorithm").regret.mean()
+    assert params == ["alpha"] and dict(zip(cells.algorithm, cells.regret_mean)) == pytest.approx(final.to_dict())
+    summary = pd.read_csv(tmp_path / "out" / "report" / "arxiv" / "summary.csv")
+    assert list(summary.runs) == [6, 6] and page["finished"] == page["expected"] == 12
+
+
+# ----- a real Ray cluster on loopback ----------------------------------------------------------
+
+def _marked(name: str, value: str) -> list[int]:
+    """The processes whose environment holds ``name=value`` (the ones this module started)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if f"{name}={value}".encode() in (entry / "environ").read_bytes().split(b"\0"):
+                    pids.append(int(entry.name))
+            except OSError:
+                pass
+    return pids
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A Ray head (1 CPU) and one worker node (1 CPU) on 127.0.0.1, with their own token; yields
+    (address, environment for drivers, the marker of the worker node's processes). Every process
+    the nodes start carries IRBANDITS_TEST_RAY_NODE in its environment, by which the test and the
+    teardown kill exactly them (never `ray stop`, which would stop every Ray on the machine)."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'irbandits[distributed]')")
+    import secrets
+    from shutil import which
+
+    ray_cli = str(Path(sys.executable).parent / "ray") if (Path(sys.executable).parent / "ray").exists() else which("ray")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    session = secrets.token_hex(8)
+    env = {**os.environ, "PYTHONPATH": str(SRC), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
+           "RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "4"}
+    address = f"127.0.0.1:{port}"
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats"]
+    try:
+        subprocess.run([ray_cli, "start", "--head", f"--port={port}", "--include-dashboard=false", *common],
+                       env={**env, "IRBANDITS_TEST_RAY_NODE": f"head-{session}"}, check=True, capture_output=True, timeout=180)
+        subprocess.run([ray_cli, "start", f"--address={address}", *common],
+                       env={**env, "IRBANDITS_TEST_RAY_NODE": f"worker-{session}"}, check=True, capture_output=True,
+                       timeout=180)
+        yield address, env, f"worker-{session}"
+    finally:
+        for _ in range(3):  # the raylets may start an agent while the others die
+            _kill(_marked("IRBANDITS_TEST_RAY_NODE", f"head-{session}") + _marked("IRBANDITS_TEST_RAY_NODE", f"worker-{session}"))
+            time.sleep(0.5)
+
+
+def test_ray_cluster_survives_a_killed_worker_node_with_identical_rows(tmp_path, cluster, ray_reference):
+    address, env, worker_node = cluster
+    spec, out = write_spec(tmp_path, RAY_SPEC), tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "irbandits.cli", "experiment", "run", str(spec), "--out", str(out),
+                             "--backend", "ray", "--address", address], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    node_pids = set(_marked("IRBANDITS_TEST_RAY_NODE", worker_node))
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:  # until the worker node has finished a task
+        done_there = [e for e in index_lines(out) if int(e["worker"].rsplit(":", 1)[1]) in node_pids]
+        if done_there:
+            break
+        node_pids |= set(_marked("IRBANDITS_TEST_RAY_NODE", worker_node))
+        time.sleep(0.05)
+    killed = _marked("IRBANDITS_TEST_RAY_NODE", worker_node)
+    _kill(killed)  # the raylet and its workers, mid-run
+    kept = len(index_lines(out))
+    text, err = proc.communicate(timeout=300)
+    assert done_there and 1 <= kept < 12, (kept, err)
+    assert proc.returncode == 0, err
+    entries = index_lines(out)
+    assert len(entries) == 12 and len({e["key"] for e in entries}) == 12
+    # a task the node finished just before the kill may be indexed after `kept`; the rest ran on the head
+    assert any(int(e["worker"].rsplit(":", 1)[1]) not in killed for e in entries[kept:])
+    same_rows(pd.read_parquet(out / "results.parquet"), ray_reference)
+
+
+def test_judging_study_on_the_cluster_equals_the_local_run(tmp_path, cluster):
+    from irbandits.studies.judging_study import run_study
+
+    address, env, _ = cluster
+    out = tmp_path / "study.parquet"
+    r = subprocess.run([sys.executable, "-m", "irbandits.cli", "reproduce", "judging-study", "--runs", "30", "-a", "SELECT",
+                        "--out", str(out), "--backend", "ray", "--address", address], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    local = run_study(["SELECT"], runs=30)
+    remote = pd.read_parquet(out)
+    assert len(remote) == len(local) == 2 * 30  # Case A and B, in chunks of 25 runs
+    pd.testing.assert_frame_equal(remote.drop(columns="best"), local.drop(columns="best"))
+    assert list(remote.best) == [" ".join(map(str, b)) for b in local.best]
