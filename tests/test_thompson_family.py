@@ -11,7 +11,8 @@ from scipy.special import betainc, betaincc, betainccinv
 from scipy.stats import kstest
 
 from irbandits.dueling import DTS, RCS, RUCB, SelfSparring
-from irbandits.dueling.dts import sampled_copeland_winner
+from irbandits.dueling.bounds import pick
+from irbandits.dueling.dts import least_regret_tie, sampled_copeland_winner
 from irbandits.dueling.rcs import sampled_champion
 from irbandits.dueling.selfsparring import thompson_draw
 from irbandits.dueling.thompson import beta_above_half, beta_draw_above
@@ -52,7 +53,12 @@ def test_lazy_copeland_winner_has_the_naive_distribution():
     W = _random_counts(K, 1)
     q, cand = _q(W), np.arange(K, dtype=np.int64)
     stamp, low, ties, last, rng = np.zeros((K, K), np.int64), np.zeros((K, K), np.bool_), np.zeros(K, np.int64), np.array([2]), new_rng(0)
-    lazy = np.bincount([sampled_copeland_winner(q, stamp, low, cand.copy(), K, last, s, ties, rng) for s in range(1, draws + 1)], minlength=K)
+
+    def lazy_winner(s):
+        n = sampled_copeland_winner(q, stamp, low, cand.copy(), K, last, s, ties, rng)
+        return pick(ties, n, rng)
+
+    lazy = np.bincount([lazy_winner(s) for s in range(1, draws + 1)], minlength=K)
     nrng = np.random.default_rng(0)
     naive = np.zeros(K)
     for _ in range(draws):
@@ -60,6 +66,37 @@ def test_lazy_copeland_winner_has_the_naive_distribution():
         best = np.flatnonzero(score == score.max())
         naive[nrng.choice(best)] += 1
     assert np.abs(lazy / draws - naive / draws).max() < 0.02, (lazy, naive)
+
+
+def _kl_half(x):
+    return x * np.log(2 * x) + (1 - x) * np.log(2 * (1 - x))
+
+
+def test_dts_plus_tie_break_has_the_naive_distribution():
+    """D-TS+'s first arm (lazy indicators, the tournament completed on a tie, theta drawn on its
+    indicator's side) against the listing: a full Beta tournament, the Copeland ties, and the tie of
+    least sum_j (zeta* - (zeta_i + zeta_j) / 2) / D(theta_ij || 1/2)."""
+    K, draws = 5, 20_000
+    W = _random_counts(K, 9)  # ties that the tie-break decides differently from a coin
+    q, cand = _q(W), np.arange(K, dtype=np.int64)
+    stamp, low, ties, last, rng = np.zeros((K, K), np.int64), np.zeros((K, K), np.bool_), np.zeros(K, np.int64), np.array([2]), new_rng(0)
+
+    def lazy_first(s):
+        n = sampled_copeland_winner(q, stamp, low, cand.copy(), K, last, s, ties, rng)
+        return least_regret_tie(W, q, stamp, low, ties, n, s, rng) if n > 1 else ties[0]
+
+    lazy = np.bincount([lazy_first(s) for s in range(1, draws + 1)], minlength=K)
+    nrng, naive, plain = np.random.default_rng(0), np.zeros(K), np.zeros(K)
+    for _ in range(draws):
+        theta = _naive_tournament(W, nrng)
+        zeta = (theta > 0.5).sum(axis=1)
+        tied = np.flatnonzero(zeta == zeta.max())
+        plain[tied] += 1 / len(tied)  # DTS: ties at random
+        off = ~np.eye(K, dtype=bool)
+        regret = [((zeta.max() - (zeta[i] + zeta[off[i]]) / 2) / _kl_half(theta[i, off[i]])).sum() for i in tied]
+        naive[tied[int(np.argmin(regret))]] += 1
+    assert np.abs(lazy / draws - naive / draws).max() < 0.02, (lazy, naive)
+    assert np.abs(lazy - plain).max() / draws > 0.08, (lazy, plain)
 
 
 def test_lazy_champion_has_the_naive_distribution():

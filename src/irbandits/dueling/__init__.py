@@ -8,7 +8,7 @@ from irbandits.dueling.base import (
     list_algorithms,
     parse_spec,
 )
-from irbandits.dueling.dts import DTS
+from irbandits.dueling.dts import DTS, DTSPlus
 from irbandits.dueling.mergedts import MergeDTS
 from irbandits.dueling.mergerucb import MergeRUCB
 from irbandits.dueling.rex3 import REX3
@@ -28,6 +28,7 @@ from irbandits.dueling.sparring import SparringEXP3, SparringTS, SparringUCB
 __all__ = [
     "AlgorithmSpec",
     "DTS",
+    "DTSPlus",
     "DuelingAlgorithm",
     "MergeDTS",
     "MergeRUCB",

@@ -31,7 +31,7 @@ from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm, Param
 from irbandits.dueling.bounds import empirical_copeland_winner, lcb, pick, record, threshold
-from irbandits.dueling.thompson import beta_draw_above, indicator, refresh_pair
+from irbandits.dueling.thompson import beta_draw_above, beta_draw_on_side, indicator, refresh_pair
 
 
 @njit(cache=True)
@@ -74,7 +74,7 @@ def set_threshold(thr, level, counts, i, j, value):
 
 @njit(cache=True)
 def sampled_copeland_winner(q, stamp, low_won, cand, nc, last, step, ties, rng):
-    """argmax over cand[:nc] of #{j: theta_ij > 1/2}, ties at random.
+    """The argmax set over cand[:nc] of #{j: theta_ij > 1/2}: written to ``ties``, its size returned.
 
     Last step's first arm is scored first when it is a candidate; a row stops as soon as it can
     no longer reach the best score so far (its remaining indicators cannot change the argmax or
@@ -113,13 +113,59 @@ def sampled_copeland_winner(q, stamp, low_won, cand, nc, last, step, ties, rng):
             n += 1
     if n > 1:  # the tie set in index order, whatever order the rows were scored in
         ties[:n].sort()
-    return pick(ties, n, rng)
+    return n
+
+
+@njit
+def _kl_half(x):
+    """D(x || 1/2), the Bernoulli KL divergence from a fair coin."""
+    d = 0.0
+    if x > 0.0:
+        d += x * math.log(2.0 * x)
+    if x < 1.0:
+        d += (1.0 - x) * math.log(2.0 * (1.0 - x))
+    return d
+
+
+@njit
+def least_regret_tie(W, q, stamp, low_won, ties, n, step, rng):
+    """DTS+'s first arm among the sampled Copeland ties (Wu & Liu 2016, section 3.4).
+
+    The tournament is completed from the stream (the pairs not drawn yet, by (lo, hi)), giving
+    every arm's sampled score zeta_j = #{k: theta_jk > 1/2}; then, for each tied arm i in index
+    order and j != i, theta_ij is drawn from its Beta posterior on the side of 1/2 its indicator
+    fell. The pick minimises
+    R_i = sum_j (zeta* - (zeta_i + zeta_j) / 2) / D(theta_ij || 1/2), zeta* = max_j zeta_j.
+    """
+    K = W.shape[0]
+    zeta = np.zeros(K)
+    for lo in range(K):
+        for hi in range(lo + 1, K):
+            if indicator(q, stamp, low_won, lo, hi, step, rng):
+                zeta[lo] += 1.0
+            else:
+                zeta[hi] += 1.0
+    top = zeta.max()
+    best, arg = np.inf, ties[0]
+    for k in range(n):
+        i = ties[k]
+        r = 0.0
+        for j in range(K):
+            if j == i:
+                continue
+            lo, hi = min(i, j), max(i, j)
+            d = _kl_half(beta_draw_on_side(rng, W[lo, hi] + 1.0, W[hi, lo] + 1.0, q[lo, hi], low_won[lo, hi]))
+            if d > 0.0:
+                r += (top - 0.5 * (zeta[i] + zeta[j])) / d
+        if r < best:
+            best, arg = r, i
+    return arg
 
 
 @njit
 def _select(st, rng):
     W, t, params, thr, level, q, stamp, low_won, counts, cand, ties, last = st
-    alpha = params[0]
+    alpha, plus = params[0], params[1] > 0.0
     K = W.shape[0]
     step = t[0] + 1
     log_t = math.log(step)
@@ -127,7 +173,11 @@ def _select(st, rng):
     if nc == 1:
         a1 = cand[0]
     else:
-        a1 = sampled_copeland_winner(q, stamp, low_won, cand, nc, last, step, ties, rng)
+        n = sampled_copeland_winner(q, stamp, low_won, cand, nc, last, step, ties, rng)
+        if plus and n > 1:
+            a1 = least_regret_tie(W, q, stamp, low_won, ties, n, step, rng)
+        else:
+            a1 = pick(ties, n, rng)
     last[0] = a1
     best, a2 = 0.5, a1  # theta2_a1 = 1/2; continuous draws: no ties
     for i in range(K):
@@ -162,6 +212,7 @@ class DTS(DuelingAlgorithm):
     reference = "Wu & Liu NIPS 2016 Algorithm 1; MergeDTS paper (seed 001) section 5.5"
     params = (Param("alpha", float, 0.51, "exploration of the confidence bounds", lambda a: a > 0, "> 0"),)
     settings = {"tuned": {"alpha": 0.8**7}}
+    plus = False  # DTS+'s tie-breaking of the first arm
 
     _select = staticmethod(_select)
     _update = staticmethod(_update)
@@ -173,7 +224,7 @@ class DTS(DuelingAlgorithm):
         return dict(
             W=np.zeros((K, K), np.int64),
             t=np.zeros(1, np.int64),
-            params=np.array([alpha]),
+            params=np.array([alpha, float(self.plus)]),
             thr=thr,
             level=np.array([-np.inf, -np.inf]),  # ln t of the counts, next threshold crossing
             q=np.full((K, K), 0.5),
@@ -184,3 +235,13 @@ class DTS(DuelingAlgorithm):
             ties=np.zeros(K, np.int64),
             last=np.full(1, -1, np.int64),
         )
+
+
+class DTSPlus(DTS):
+    """D-TS+: DTS whose first arm, among the sampled Copeland ties, is the one of least estimated regret."""
+
+    name = "DTS+"
+    description = "D-TS+: DTS breaking first-arm ties by the least estimated regret per unit of information"
+    reference = "Wu & Liu NIPS 2016 section 3.4 (D-TS+)"
+    settings = {}  # the MergeDTS paper tuned alpha for DTS only
+    plus = True

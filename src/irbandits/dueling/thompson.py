@@ -69,6 +69,14 @@ def indicator(q, stamp, low_won, i, j, step, rng):
 
 
 @njit
+def beta_draw_on_side(rng, a, b, p, above):
+    """A Beta(a, b) sample conditioned on falling above 1/2 (``above``) or not, where
+    p = P(Beta(a, b) > 1/2): the inverse upper-tail CDF of one uniform in (0, p) or (p, 1)."""
+    u = uniform(rng)
+    return _betainccinv(a, b, u * p if above else p + u * (1.0 - p))
+
+
+@njit
 def beta_draw_above(rng, a, b, M):
     """A Beta(a, b) sample if it exceeds ``M``, else -1.0; exact, and usually without sampling.
 
