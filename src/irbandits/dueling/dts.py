@@ -15,6 +15,11 @@ arm is the exact lazy argmax of :func:`irbandits.dueling.thompson.beta_draw_abov
 arms, starting from theta2_a1 = 1/2. The decisions have exactly the listing's distribution.
 Recommendation (no rule in the source): the arm with the most empirical wins.
 
+D-TS+ (:class:`DTSPlus`, the paper's section 3.4) differs only in step 2's ties: see
+:func:`least_regret_tie`. It costs an O(K^2) completion of the tournament on each tie step. On
+Condorcet problems it pays about DTS's regret; on Copeland problems less (copeland-5 in the tests:
+287 +- 13 against 318 +- 12 over 40 runs of 20,000 steps).
+
 >>> from irbandits.problems import get_problem
 >>> from irbandits.simulate import run_one
 >>> P = get_problem("arithmetic")
