@@ -2,7 +2,7 @@
 Radlinski et al. 2008 and Chapelle et al. 2012): absolute click metrics in an A/B test against
 interleaving, by the impressions each needs to find the better of two rankers.
 
-    irbandits reproduce ab-vs-interleaving            # experiments of up to 50,000 impressions, 40 repetitions
+    irbandits reproduce ab-vs-interleaving            # experiments of up to 100,000 impressions, 40 repetitions
     irbandits reproduce ab-vs-interleaving --full     # up to 10^6 impressions, 100 repetitions
 
 (``--horizon`` sets the impressions of one experiment, ``--runs`` the repetitions.) The slides
@@ -48,10 +48,10 @@ from irbandits.clicks.stats import ab_impressions_needed, impressions_needed, si
 from irbandits.studies.online import verdict
 
 DATA = Path("../shared/data/ltr/letor3-np2004-fold1/test.txt.gz")
-DEFAULT = dict(horizon=50_000, runs=40)
+DEFAULT = dict(horizon=100_000, runs=40)
 FULL = dict(horizon=1_000_000, runs=100)
 CLICKS = "navigational"
-IMPRESSIONS = 20_000           # per ranker, for the true order (NDCG@10 of its own lists)
+IMPRESSIONS = 100_000          # per ranker, for the true order (NDCG@10 of its own lists)
 PLACES = (2, 3, 5, 9, 17, 33)  # the best ranker against the rankers at these places of the true order
 METHODS = ("team-draft", "balanced", "probabilistic")
 ALPHA, POWER = 0.05, 0.8

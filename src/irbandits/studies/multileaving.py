@@ -54,7 +54,7 @@ CLICKS = "navigational"
 ALPHA = 0.51            # the exploration of MergeDTS and UCB-Multileave in 6.6
 C = 4_000_000           # in ln(t + C): MergeDTS's tuned value, and UCB-Multileave's default
 COMPARISONS = 4000      # per pair, for the reference matrix
-IMPRESSIONS = 20_000    # per ranker, for each ranker's own CTR and NDCG
+IMPRESSIONS = 100_000   # per ranker, for each ranker's own CTR and NDCG
 ALL = 0                 # rankers per step: every candidate
 CONFIGS = {  # label -> (algorithm, interleaving or multileaving method, rankers per step; None: pairwise)
     "MergeDTS + PI": (f"MergeDTS:tuned,alpha={ALPHA},C={C}", "probabilistic", None),
