@@ -152,8 +152,8 @@ def ab_tests(result: dict) -> pd.DataFrame:
     """Every metric of :data:`ABSOLUTE` tested after each number of impressions of every repetition
     of :func:`simulate_ab`: columns metric, repetition, impressions, effect (A's mean minus B's,
     oriented so that > 0 favours A, per :data:`ABSOLUTE`), variance (the impressions times the
-    variance of ``effect``, as :func:`~irbandits.clicks.stats.ab_impressions_needed` takes it) and
-    p_value (:func:`~irbandits.clicks.stats.ab_test`)."""
+    variance of ``effect``, as :func:`~irbandits.clicks.stats.ab_impressions_needed` takes it; NaN
+    while an arm has no sample) and p_value (:func:`~irbandits.clicks.stats.ab_test`)."""
     s, grid = result["sums"], result["grid"]
     R, G = s.shape[:2]
     rows = []
@@ -167,7 +167,7 @@ def ab_tests(result: dict) -> pd.DataFrame:
         rows.append(pd.DataFrame(dict(
             metric=metric, repetition=np.repeat(np.arange(R), G), impressions=np.tile(grid, R),
             effect=(sign * (mean[..., 0] - mean[..., 1])).ravel(),
-            variance=np.nan_to_num(spread * grid[None, :], nan=np.inf, posinf=np.inf).ravel(), p_value=p.ravel())))
+            variance=np.where(np.isfinite(spread), spread * grid[None, :], np.nan).ravel(), p_value=p.ravel())))
     return pd.concat(rows, ignore_index=True)
 
 

@@ -116,8 +116,9 @@ def needed(table: pd.DataFrame) -> pd.DataFrame:
         effect = float(last.effect.mean())
         if kind == "A/B":
             variance = float(last.variance.mean())
-            p = float(2 * sps.norm.sf(abs(effect) / np.sqrt(variance / (N * len(last))))) if variance > 0 else 1.0
-            power = ab_impressions_needed(effect, variance, ALPHA, POWER) if effect > 0 and variance > 0 else np.nan
+            known = np.isfinite(variance) and variance > 0
+            p = float(2 * sps.norm.sf(abs(effect) / np.sqrt(variance / (N * len(last))))) if known else 1.0
+            power = ab_impressions_needed(effect, variance, ALPHA, POWER) if effect > 0 and known else np.nan
         else:
             w, l, t = (int(last[c].sum()) for c in ("wins", "losses", "ties"))
             p, tie_rate = sign_test(w, l), t / (w + l + t)
