@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from irbandits.cli import app
 from irbandits.clicks.environment import ClickEnvironment
 from irbandits.clicks.ltr import read_ltr
-from irbandits.clicks.stats import (detectable_effect, impressions_needed, leaderboard, pair_stats,
-                                    read_comparison_log, win_share_interval)
+from irbandits.clicks.stats import (ab_impressions_needed, ab_test, detectable_effect, impressions_needed, leaderboard,
+                                    pair_stats, read_comparison_log, win_share_interval)
 from irbandits.errors import IrbanditsError
 from irbandits.simulate import simulate
 
@@ -56,6 +56,21 @@ def test_power_analysis_matches_the_exact_sign_test(effect, ties):
     assert detectable_effect(4 * n, tie_rate=ties) < effect / 1.9               # four times the data: half the effect
     with pytest.raises(IrbanditsError, match="effect"):
         impressions_needed(0.6)
+
+
+def test_ab_power_analysis_detects_the_difference_as_often_as_promised():
+    # abandonment 0.30 against 0.25: each impression's variance p (1 - p); half the impressions per arm
+    a, b = 0.30, 0.25
+    n = ab_impressions_needed(a - b, 2 * (a * (1 - a) + b * (1 - b)))
+    assert n == pytest.approx(2 * (1.959964 + 0.841621) ** 2 * (a * (1 - a) + b * (1 - b)) / 0.05**2, abs=1)
+    rng = np.random.default_rng(0)
+    x, y = rng.binomial(n // 2, a, 4000) / (n // 2), rng.binomial(n // 2, b, 4000) / (n // 2)
+    p = ab_test(x, x * (1 - x), n // 2, y, y * (1 - y), n // 2)
+    assert 0.77 < np.mean((p < 0.05) & (x > y)) < 0.83          # power 0.8, in the right direction
+    assert np.mean(ab_test(x, x * (1 - x), n // 2, x, x * (1 - x), n // 2) < 0.05) == 0   # equal means: never
+    assert ab_test(0.5, 0.25, 0, 0.4, 0.24, 10) == 1.0 and ab_test(1.0, 0.0, 5, 0.0, 0.0, 5) == 1.0
+    with pytest.raises(IrbanditsError, match="non-zero effect and a positive variance"):
+        ab_impressions_needed(0.0, 1.0)
 
 
 def test_leaderboard_orders_by_strength():

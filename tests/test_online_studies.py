@@ -11,7 +11,9 @@ from typer.testing import CliRunner
 
 from irbandits.cli import app
 from irbandits.problems import PreferenceMatrix, get_problem
-from irbandits.studies import ccb_copeland, mergedts_cycles, mergedts_sensitivity, rcs_vs_rucb
+from irbandits.clicks.online_metrics import per_impression
+from irbandits.studies import (ab_vs_interleaving, ccb_copeland, mergedts_cycles, mergedts_sensitivity, multileaving,
+                              rcs_vs_rucb)
 
 MSLR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "preference-matrices" / "mslr-navigational.txt"
 
@@ -64,6 +66,41 @@ def test_ccb_finds_the_condorcet_winner_and_subsets_follow_the_request():
     last = table[(table.step == 20_000) & (table.algorithm == "CCB")]
     assert len(last) == 3 and last.correct.all()
     assert "| Condorcet problem: CCB slightly below RUCB (Figure 7.8) | CCB " in ccb_copeland.report(table)
+
+
+def test_multileaving_meters_the_lists_and_mergedts_settles_on_the_best_ranker(tmp_path):
+    # feature 23 (NP2004's best) and three features that never rank the named page in the top 10
+    configs = ("MergeDTS + PI", "UCB-Multileave + PM")
+    table = multileaving.run_study(horizon=4000, runs=2, features=[22, 15, 51, 58], out=tmp_path, configs=configs)
+    assert tuple(table.algorithm.unique()) == configs and {"clicks", "ndcg"} <= set(table.columns)
+    assert (tmp_path / "reference-seed0.txt").is_file() and table.attrs["winner"] == 0
+    end = table[table.step == 4000]
+    assert end[end.algorithm == "MergeDTS + PI"].correct.all()
+    w = per_impression(table[table.algorithm == "MergeDTS + PI"], "ndcg", [100, 4000]).groupby("step").ndcg.mean()
+    best = table.attrs["ndcg"][0]
+    assert w.iloc[0] < best - 0.1 and abs(w[4000] - best) < 0.05  # the lists shown rise to the best ranker's
+    assert table.attrs["candidates"]["UCB-Multileave + PM"]["C = 4,000,000"][4000] < 4
+    text = multileaving.report(table)
+    assert "| MergeDTS with PI finds the best ranker in less than 2M steps | 2 of 2 runs recommend" in text
+    assert "**NDCG@10 of the shown list**" in text and "| UCB-Multileave + PM | " in text
+    assert "| MergeDTS outperforms the multileaving baseline on NDCG@10 (Figure 5) | over the whole run" in text
+    assert multileaving.figures(table, tmp_path)[0].stat().st_size > 0
+
+
+def test_ab_vs_interleaving_finds_interleaving_more_sensitive_on_an_easy_pair(tmp_path):
+    # feature 23 against the 33rd by NDCG@10 (feature 43): the slides' direction holds here
+    table = ab_vs_interleaving.run_study(horizon=1000, runs=8, places=(33,), methods=("team-draft",), out=tmp_path)
+    assert set(table.pair) == {"feature23 vs feature43"} and (tmp_path / "ab-vs-interleaving.parquet").is_file()
+    assert table.impressions.max() == 1000 and table.repetition.nunique() == 8
+    n = ab_vs_interleaving.needed(table).set_index("metric")
+    assert n.direction["team-draft"] == "right" and n.direction["abandonment"] == "right"
+    assert n.power["team-draft"] * 10 < n.power["abandonment"] and n.power["team-draft"] * 2 < n.power["clicks@1"]
+    assert n.seeded["team-draft"] <= 100                   # 80 % of the repetitions detect it by then
+    text = ab_vs_interleaving.report(table)
+    assert "| feature23 (0.536) vs feature43 (0.238) | " in text
+    assert "| Interleaving (team-draft): the better ranker wins, significantly, in every pair | 1 of 1 pairs |" in text
+    assert [p.name for p in ab_vs_interleaving.figures(table, tmp_path)] == [
+        "ab-vs-interleaving-needed.png", "ab-vs-interleaving-power.png"]
 
 
 def test_reproduce_command_writes_the_report_and_figures(tmp_path):

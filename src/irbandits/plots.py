@@ -164,3 +164,78 @@ def plot_grid(cells: pd.DataFrame, params: list[str], path: str | Path, value: s
     ax.set_title("\n".join(filter(None, [title, f"{label}; best (★): {', '.join(setting)}"])), fontsize="medium")
     fig.tight_layout()
     return _save(plt, fig, path)
+
+
+def plot_windows(table: pd.DataFrame, path: str | Path, columns: dict[str, str], title: str = "",
+                 levels: dict[str, dict[str, float]] | None = None) -> Path:
+    """Per algorithm, a quantity per step over time (mean +-1 SE over runs; log time axis), one panel
+    per ``columns`` entry (column -> axis label); ``table`` has one row per algorithm, run and window
+    ending at ``step`` (e.g. :func:`irbandits.clicks.online_metrics.per_impression`). ``levels[column]``
+    adds labelled dotted horizontal lines (e.g. the best ranker's own value)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(columns), figsize=(6 * len(columns), 4.6), squeeze=False)
+    for ax, (column, label) in zip(axes[0], columns.items()):
+        for i, (name, c) in enumerate(_curves(table, column).groupby("algorithm", sort=False)):
+            ax.plot(c.step, c["mean"], label=name, **style(i))
+            ax.fill_between(c.step, c["mean"] - c.se, c["mean"] + c.se, color=style(i)["color"], alpha=0.2, lw=0)
+        for name, value in (levels or {}).get(column, {}).items():
+            ax.axhline(value, color="grey", linestyle=":", lw=1)
+            ax.annotate(name, (1, value), xycoords=("axes fraction", "data"), ha="right", va="bottom",
+                        fontsize="x-small", color="grey")
+        ax.set_xscale("log")
+        ax.set_xlabel("time step t (log scale)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize="small")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return _save(plt, fig, path)
+
+
+def plot_sensitivity(needed: pd.DataFrame, shares: pd.DataFrame, out: str | Path, stem: str,
+                     power: float = 0.8) -> list[Path]:
+    """How many impressions each test needs to find the better of two rankers, two figures:
+    ``out/<stem>-needed.png``, per pair (``needed``: pair, metric, power, direction) the impressions
+    by power analysis on a log axis, a marker per test (a test going the wrong way is an x at the
+    top); ``out/<stem>-power.png``, a panel per pair with the share of repetitions that detect the
+    better ranker against the impressions (``shares``: pair, metric, impressions, detected) and the
+    target ``power`` dotted."""
+    plt = _pyplot()
+    tests, pairs = list(dict.fromkeys(needed.metric)), list(dict.fromkeys(needed.pair))
+    markers = "osD^v<>p*hX"
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.6 * len(pairs)), 5.2))
+    top = needed.power.max() * 3 if needed.power.notna().any() else 1.0
+    for i, test in enumerate(tests):
+        part = needed[needed.metric == test].set_index("pair").reindex(pairs)
+        x = np.arange(len(pairs)) + (i - (len(tests) - 1) / 2) * 0.07
+        ax.plot(x, part.power, linestyle="none", marker=markers[i % len(markers)], color=style(i)["color"], label=test)
+        wrong = (part.direction == "wrong way").to_numpy()
+        ax.plot(x[wrong], np.full(wrong.sum(), top), linestyle="none", marker="x", color=style(i)["color"])
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(pairs)), pairs, fontsize="small")
+    ax.set_ylabel(f"impressions needed (power analysis, power {power})")
+    ax.set_title("impressions to find the better ranker at 95 % confidence (x at the top: the test points the "
+                 "wrong way)", fontsize="medium")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small", ncol=2)
+    fig.tight_layout()
+    paths = [_save(plt, fig, Path(out) / f"{stem}-needed.png")]
+    cols = min(3, len(pairs))
+    rows = math.ceil(len(pairs) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.8 * rows), squeeze=False, sharey=True)
+    for ax, pair in zip(axes.ravel(), pairs):
+        for i, test in enumerate(tests):
+            c = shares[(shares.pair == pair) & (shares.metric == test)]
+            ax.plot(c.impressions, c.detected, label=test, marker=markers[i % len(markers)], ms=3, **style(i))
+        ax.axhline(power, color="grey", linestyle=":", lw=1)
+        ax.set_xscale("log")
+        ax.set_title(pair.replace("\n", " "), fontsize="small")
+        ax.set_xlabel("impressions")
+        ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(pairs):]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("share of repetitions detecting\nthe better ranker (p < 0.05)")
+    axes[0][0].legend(fontsize="x-small")
+    fig.tight_layout()
+    return paths + [_save(plt, fig, Path(out) / f"{stem}-power.png")]

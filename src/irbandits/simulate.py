@@ -26,7 +26,7 @@ import signal
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 from queue import Empty
@@ -204,6 +204,7 @@ class RunResult:
     correct: np.ndarray
     seconds: float
     absorbed_at: int = 0  # the step after which the run was finished in closed form (0: it was not)
+    columns: dict = field(default_factory=dict)  # the environment's own per-checkpoint columns, if any
 
 
 def run_one(
@@ -241,7 +242,9 @@ def run_one(
 
     An environment whose ``drain`` is not None gets ``drain(world)`` after every chunk (of at most
     its ``max_chunk`` steps), outside the timed loop: a logging environment writes its comparisons
-    (and then no run is fast-forwarded, so every comparison is logged).
+    (and then no run is fast-forwarded, so every comparison is logged). An environment with
+    ``columns(world, steps)`` adds per-checkpoint columns of its own to the result (e.g. the metered
+    clicks and NDCG of :class:`irbandits.clicks.online_metrics.MeteredEnvironment`).
     """
     if algorithm.K != problem.K:
         raise IrbanditsError(f"{algorithm.name} has K={algorithm.K} but problem {problem.name} has K={problem.K}")
@@ -254,6 +257,7 @@ def run_one(
     out_rec = np.zeros(len(steps), np.int64)
     cls, m = type(algorithm), getattr(environment, "per_step", None)
     drain = getattr(environment, "drain", None)  # a logging environment: empty its log after each chunk
+    measured = getattr(environment, "columns", None)
     absorbing = fast_forward and cls._absorbed is not None and drain is None
     if m is None:
         duel, world = (bernoulli_duel, P) if environment is None else (environment.duel, environment.world(perm))
@@ -289,7 +293,8 @@ def run_one(
         done = stop
         chunk = max(CHUNK_STEPS, min(4 * chunk, int(chunk * CHUNK_SECONDS / max(elapsed, 1e-9))))
     rec = perm[out_rec]
-    return RunResult(steps, out_reg, out_creg, rec, np.isin(rec, problem.winners), seconds, absorbed_at)
+    return RunResult(steps, out_reg, out_creg, rec, np.isin(rec, problem.winners), seconds, absorbed_at,
+                     {} if measured is None else measured(extra[1], steps))
 
 
 def _fast_forward(algorithm, m, gaps, cgaps, steps, out_reg, out_creg, out_rec, step, reg, creg, k):
@@ -323,7 +328,7 @@ def _task(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int
                 fast_forward=fast_forward)
     return pd.DataFrame(dict(
         algorithm=spec.label, run=run, step=r.steps, regret=r.regret, copeland_regret=r.copeland_regret,
-        recommended=r.recommended, correct=r.correct, run_seconds=r.seconds,
+        recommended=r.recommended, correct=r.correct, run_seconds=r.seconds, **r.columns,
     ))
 
 
@@ -458,7 +463,8 @@ def simulate(
     """Simulate every algorithm ``runs`` times on ``problem`` and return a tidy table.
 
     Columns: algorithm, run, step, regret (cumulative Condorcet), copeland_regret (cumulative),
-    recommended (arm in the problem's labels), correct (recommended is a winner), run_seconds.
+    recommended (arm in the problem's labels), correct (recommended is a winner), run_seconds, and
+    those an environment adds (see :func:`run_one`).
     With ``out``, every finished run is written to ``out/runs/`` at once and the whole table to
     ``out/results.parquet``; a rerun with the same settings and ``out`` skips the runs already there.
     Results of other settings in ``out`` are an error naming the settings, unless ``force``, which
@@ -511,7 +517,7 @@ def simulate(
     order = {s.label: i for i, s in enumerate(specs)}
     table = pd.concat(pieces, ignore_index=True)
     table = table.sort_values(["algorithm", "run", "step"], key=lambda c: c.map(order) if c.name == "algorithm" else c)
-    table = table.reset_index(drop=True)[COLUMNS]
+    table = table.reset_index(drop=True)[COLUMNS + [c for c in table.columns if c not in COLUMNS]]
     if out is not None:
         _write(table, out / "results.parquet")
     return table

@@ -155,12 +155,13 @@ class LtrData:
         order, gend, start = np.concatenate(orders), np.concatenate(gends), np.stack(starts)
         names = [getattr(x, "__name__", f"ranker{r}") if callable(x) else f"feature{int(x) + 1}"
                  for r, x in enumerate(items)]
-        return Rankers(order, gend, start, self.labels, cutoff, names)
+        return Rankers(order, gend, start, self.labels, cutoff, names, self.bounds)
 
 
 @dataclass
 class Rankers:
-    """Precomputed, tie-aware ranked lists: what the compiled comparison kernels read."""
+    """Precomputed, tie-aware ranked lists: what the compiled comparison kernels read. Query ``q``
+    holds documents ``bounds[q]:bounds[q + 1]`` (as in :class:`LtrData`)."""
 
     order: np.ndarray
     gend: np.ndarray
@@ -168,6 +169,7 @@ class Rankers:
     labels: np.ndarray
     cutoff: int
     names: list[str]
+    bounds: np.ndarray
 
     @property
     def K(self) -> int:

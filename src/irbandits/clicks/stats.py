@@ -20,6 +20,11 @@ with probability ``power`` (normal approximation; with a tie rate t only ``1 - t
 impressions are decisive, and among them the win rate is ``1/2 + effect / (1 - t)``), and the
 smallest effect detectable with given impressions.
 
+**A/B tests** of an absolute metric (:func:`ab_test`, :func:`ab_impressions_needed`), for
+comparison: two independent samples, a two-sided z-test of the difference of their means with
+unpooled variances (Welch's test for large samples), and the impressions (half to each arm) that
+detect a given difference with probability ``power``.
+
 **The comparison log** (:func:`read_comparison_log`): JSON lines, one comparison a line::
 
     {"rankers": ["bm25", "lm"], "teams": [0, 1, 1, 0, 1], "clicks": [1, 4]}
@@ -177,6 +182,31 @@ def detectable_effect(impressions: int, alpha: float = 0.05, power: float = 0.8,
         return top
     return float(brentq(lambda e: _decisive_needed(0.5 + e / (1 - tie_rate), alpha, power) - decisive,
                         1e-12, top * (1 - 1e-12)))
+
+
+# ----- A/B tests -------------------------------------------------------------------------------
+def ab_test(mean_a, var_a, n_a, mean_b, var_b, n_b):
+    """Two-sided p-value that two independent samples (means, variances, sizes; arrays broadcast)
+    have equal means: ``z = (mean_a - mean_b) / sqrt(var_a / n_a + var_b / n_b)``. 1 where a sample
+    is empty or both are constant."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(np.asarray(var_a) / n_a + np.asarray(var_b) / n_b)
+        z = np.abs(np.asarray(mean_a) - np.asarray(mean_b)) / se
+        p = 2 * sps.norm.sf(z)
+    return np.where((np.asarray(n_a) > 0) & (np.asarray(n_b) > 0) & (se > 0), p, 1.0)
+
+
+def ab_impressions_needed(effect: float, variance: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Impressions (both arms together, split evenly) for :func:`ab_test` at level ``alpha`` to detect
+    a difference of means ``effect`` with probability ``power``. ``variance``: the impressions times the
+    variance of the estimated difference, ``2 (var_a + var_b)`` for a metric every impression has and
+    ``2 (var_a / r_a + var_b / r_b)`` for one only a share r of them has (e.g. reciprocal rank of clicks)."""
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise IrbanditsError(f"alpha and power must be in (0, 1), got {alpha} and {power}")
+    if effect == 0 or not variance > 0:
+        raise IrbanditsError(f"need a non-zero effect and a positive variance, got {effect} and {variance}")
+    z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
+    return int(np.ceil(z * z * variance / (effect * effect)))
 
 
 # ----- the comparison log -------------------------------------------------------------------------

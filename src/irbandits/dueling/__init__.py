@@ -24,6 +24,7 @@ from irbandits.dueling.btm import BTM
 from irbandits.dueling.savage import CondorcetSAVAGE, CopelandSAVAGE
 from irbandits.dueling.doubler import Doubler
 from irbandits.dueling.sparring import SparringEXP3, SparringTS, SparringUCB
+from irbandits.dueling.ucb_multileave import UCBMultileave
 
 __all__ = [
     "AlgorithmSpec",
@@ -53,4 +54,5 @@ __all__ = [
     "SparringUCB",
     "SparringEXP3",
     "SparringTS",
+    "UCBMultileave",
 ]

@@ -5,7 +5,7 @@ Every study module has a ``run_study`` function; :data:`STUDIES` names them. Mod
 only when a study runs.
 
 >>> list_studies().name.tolist()
-['best-item-study', 'judging-study', 'judging-replay', 'mergedts-study', 'mergedts-cycles', 'mergedts-sensitivity', 'rcs-vs-rucb', 'ccb-copeland']
+['best-item-study', 'judging-study', 'judging-replay', 'mergedts-study', 'mergedts-cycles', 'mergedts-sensitivity', 'rcs-vs-rucb', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
 """
 
 from __future__ import annotations
@@ -54,6 +54,10 @@ STUDIES = {s.name: s for s in [
           "alpha = 0.1 stability test", "rcs_vs_rucb", online=True),
     Study("ccb-copeland", "Thesis ch. 7: CCB, SCB, Copeland SAVAGE and RUCB on a 5-arm non-Condorcet, a 500-arm and a "
           "Condorcet problem", "ccb_copeland", online=True),
+    Study("multileaving", "MergeDTS paper 6.6: MergeDTS with probabilistic interleaving against multileaving "
+          "(UCB-Multileave, Self-Sparring) on NP2004, by online CTR@10 and NDCG@10", "multileaving", online=True),
+    Study("ab-vs-interleaving", "Lecture slides: impressions an A/B test of absolute click metrics and an interleaving "
+          "experiment need to find the better of two NP2004 rankers", "ab_vs_interleaving", online=True),
 ]}
 
 
