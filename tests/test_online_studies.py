@@ -153,8 +153,8 @@ def test_large_scale_runs_both_matrices():
     table = mergedts_large_scale.run_study(horizon=2_000, runs=2, algorithms=["mergeRUCB:tuned", "REX3"],
                                            data=MSLR.parent)
     assert set(table.problem) == {"navigational", "perfect"}
-    text = mergedts_large_scale.report(table)
-    assert "**MSLR-Perfect (136 rankers)**" in text and "| REX3 | " in text
+    text = mergedts_large_scale.report(table, data=MSLR.parent)
+    assert "**MSLR-Perfect (136 rankers)** (Condorcet winner: ranker 109)" in text and "| REX3 | " in text
     assert "| MSLR-Navigational: REX3's regret grows like sqrt(T) | grows like t^" in text
 
 

@@ -39,12 +39,16 @@ TITLES = {"navigational": "MSLR-Navigational (136 rankers)", "perfect": "MSLR-Pe
 MDTS, MRUCB = "MergeDTS:tuned", "mergeRUCB:tuned"
 
 
+def problems(data: str | Path = DATA) -> dict[str, PreferenceMatrix]:
+    """The two MSLR matrices, keyed by click model."""
+    return {k: PreferenceMatrix.load(Path(data) / f"{name}.txt", name=name) for k, name in MATRICES.items()}
+
+
 def run_study(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], seed: int = 0, jobs: int = 1,
               out: str | Path | None = None, progress: bool = False, data: str | Path = DATA,
               algorithms=ALGORITHMS) -> pd.DataFrame:
     """Every algorithm on both matrices; the tidy table with a ``problem`` column (navigational, perfect)."""
-    problems = {k: PreferenceMatrix.load(Path(data) / f"{name}.txt", name=name) for k, name in MATRICES.items()}
-    return run_problems(problems, list(algorithms), horizon, runs, seed=seed, jobs=jobs, out=out, progress=progress)
+    return run_problems(problems(data), list(algorithms), horizon, runs, seed=seed, jobs=jobs, out=out, progress=progress)
 
 
 def merge_ratio(table: pd.DataFrame, problem: str) -> tuple[float, float | None, int, int]:
@@ -99,14 +103,16 @@ def timing(table: pd.DataFrame) -> str:
     return "\n".join(rows)
 
 
-def report(table: pd.DataFrame) -> str:
+def report(table: pd.DataFrame, data: str | Path = DATA) -> str:
     """Markdown: each matrix's table, the growth of the curves, the times, then the paper's claims beside
     this run's numbers."""
     f = final(table)
+    probs = problems(data)
     parts = [f"{int(table.step.max()):,} steps, {table.run.nunique()} runs per algorithm (paper: 10^8 steps, 50 runs); "
-             "arms permuted per run; runs ending on a winner = recommending the Condorcet winner (ranker 109)."]
+             "arms permuted per run; runs ending on a winner: those recommending the Condorcet winner."]
     for key, part in f.groupby("problem", sort=False):
-        parts += ["", f"**{TITLES.get(key, key)}**", "", markdown_table(part)]
+        parts += ["", f"**{TITLES.get(key, key)}** (Condorcet winner: ranker {probs[key].condorcet_winner})", "",
+                  markdown_table(part)]
     tails, slopes = tail_share(table), growth(table)
     parts += ["", "Growth of the mean regret at the end: " + "; ".join(
         f"{p} {a} t^{slopes[p, a]:.2f} over the last decade, tail share {100 * v:.0f} %" for (p, a), v in tails.items()),
