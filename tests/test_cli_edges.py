@@ -217,8 +217,7 @@ def test_judge_add_help_explains_the_answer_format():
      "--out {file}: is a file, expected a directory"),
     (["pool", "init", "--runs", "{dir}", "--state", "{dir}"], "--state {dir}: is a directory, expected a file"),
     (["matrix", "--ltr", "{dir}", "--out", "{dir}/m.txt"], "--ltr {dir}: is a directory, expected a file"),
-    (["reproduce", "mergedts-study", "--matrix", "{file}", "--out", "{file}"],
-     "--out {file}: is a file, expected a directory"),
+    (["reproduce", "mergedts-large-scale", "--out", "{file}"], "--out {file}: is a file, expected a directory"),
     (["reproduce", "judging-replay", "--data", "{file}"], "--data {file}: is a file, expected a directory"),
 ])
 def test_path_mistakes_are_one_line_naming_the_option(tmp_path, args, message):
@@ -272,7 +271,7 @@ def _commands(group, prefix=()):
 
 def test_jobs_zero_means_all_cores_in_every_command():
     with_jobs = {" ".join(name): p for name, c in _commands(app) for p in c.params if p.name == "jobs"}
-    assert {"simulate", "matrix", "reproduce judging-study", "reproduce mergedts-study"} <= set(with_jobs)
+    assert {"simulate", "matrix", "reproduce judging-study", "reproduce mergedts-large-scale"} <= set(with_jobs)
     for name, p in with_jobs.items():
         assert p.min == 0 and "0: all cores" in p.help, name
 

@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 from irbandits.cli import app
 from irbandits.problems import PreferenceMatrix, get_problem
 from irbandits.clicks.online_metrics import per_impression
-from irbandits.studies import (ab_vs_interleaving, ccb_copeland, mergedts_cycles, mergedts_sensitivity, multileaving,
-                              rcs_vs_rucb)
+from irbandits.simulate import simulate
+from irbandits.studies import (ab_vs_interleaving, ccb_copeland, mergedts_cycles, mergedts_large_scale,
+                               mergedts_non_condorcet, mergedts_sensitivity, multileaving, rcs_vs_rucb, rucb_vs_savage)
 
 MSLR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "preference-matrices" / "mslr-navigational.txt"
 
@@ -101,6 +102,96 @@ def test_ab_vs_interleaving_finds_interleaving_more_sensitive_on_an_easy_pair(tm
     assert "| Interleaving (team-draft): the better ranker wins, significantly, in every pair | 1 of 1 pairs |" in text
     assert [p.name for p in ab_vs_interleaving.figures(table, tmp_path)] == [
         "ab-vs-interleaving-needed.png", "ab-vs-interleaving-power.png"]
+
+
+def test_non_condorcet_subset_is_found_again_from_its_seed_and_meets_the_papers_conditions():
+    full = PreferenceMatrix.load(MSLR, name="mslr-navigational")
+    arms, p = mergedts_non_condorcet.subset(full)
+    assert np.array_equal(arms, mergedts_non_condorcet.subset(full)[0])
+    assert arms.tolist() == [2, 3, 9, 14, 16, 37, 43, 46, 49, 59, 64, 68, 70, 73, 77, 79, 84, 90, 94, 96, 102, 106,
+                             107, 108, 115, 116, 117, 118, 122, 123, 127, 128]  # as recorded in the module
+    assert p.K == 32 and p.condorcet_winner is None and np.array_equal(p.p, full.p[np.ix_(arms, arms)])
+    wins = (p.p > 0.5).sum(axis=1)
+    w0, w1 = p.copeland_winners
+    a, b = (w0, w1) if p.p[w0, w1] > 0.5 else (w1, w0)
+    assert wins[a] == wins[b] == 30 and (np.delete(wins, [a, b]) < 30).all()
+    beats_a = np.flatnonzero(p.p[:, a] > 0.5)  # one winner beats the other and loses to a third ranker
+    assert p.p[a, b] > 0.5 and len(beats_a) == 1 and beats_a[0] not in (a, b)
+    assert arms[[a, b]].tolist() == [115, 108] and arms[beats_a[0]] == 64
+
+
+def test_non_condorcet_study_measures_copeland_regret_and_reports_the_claims():
+    table = mergedts_non_condorcet.run_study(horizon=20_000, runs=2, matrix=MSLR,
+                                             algorithms=["MergeDTS:tuned", "DTS:tuned"])
+    assert set(table.problem) == {mergedts_non_condorcet.KEY} and set(table.algorithm) == {"MergeDTS:tuned", "DTS:tuned"}
+    last = table[table.step == 20_000]
+    assert (last.copeland_regret > 0).all() and not np.allclose(last.copeland_regret, last.regret)
+    text = mergedts_non_condorcet.report(table, matrix=MSLR)
+    assert "Copeland winners 115 and 108: 115 beats 108 (0.5023) and loses to 64 (0.5020)" in text
+    assert "| MergeDTS eliminates both Copeland winners in 1 run of 100, and ends on one of them in the other 99 | " in text
+    assert "| DTS converges to the Copeland winners within 10^7 steps | " in text
+
+
+def test_rucb_vs_savage_problems_are_seeded_subsets_and_markers_are_checkpoints():
+    assert rucb_vs_savage.markers(10**6).tolist() == [1000, 1995, 5012, 10000, 19953, 50119, 100000, 199526, 501187,
+                                                      1000000]
+    probs = rucb_vs_savage.problems(MSLR)
+    assert [p.K for _, p in probs.values()] == [16, 32, 64]
+    assert all(p.condorcet_winner is not None for _, p in probs.values())
+    assert probs["mslr16"][0].tolist() == [2, 5, 9, 22, 33, 38, 62, 66, 77, 81, 85, 99, 102, 105, 120, 131]
+
+
+def test_rucb_vs_savage_runs_savage_and_btm_anew_for_every_marker_horizon(monkeypatch):
+    # four arms in a clear order, so that SAVAGE decides pairs early and its horizon matters before the end
+    easy = PreferenceMatrix([[0.5, 0.95, 0.95, 0.95], [0.05, 0.5, 0.95, 0.95], [0.05, 0.05, 0.5, 0.95],
+                             [0.05, 0.05, 0.05, 0.5]], name="easy")
+    monkeypatch.setattr(rucb_vs_savage, "problems", lambda matrix: {"mslr16": (np.arange(4), easy)})
+    table = rucb_vs_savage.run_study(horizon=3_000, runs=2)
+    assert set(table.algorithm) == {"RUCB", "Condorcet-SAVAGE_T", "BTM_T"}
+    savage = table[table.algorithm == "Condorcet-SAVAGE_T"]
+    assert savage.step.tolist() == [956, 956, 1899, 1899, 3000, 3000]  # one row per run and marker
+    # the marker at 956 ends a run told that its horizon is 956, unlike step 956 of a 3,000-step run
+    alone, longer = (simulate(easy, ["Condorcet-SAVAGE"], horizon=T, runs=2, progress=False) for T in (956, 3_000))
+    assert np.allclose(savage[savage.step == 956].regret, alone[alone.step == 956].regret)
+    assert not np.allclose(savage[savage.step == 956].regret, longer[longer.step == 956].regret)
+    assert table[table.step == 3_000].correct.all()
+    text = rucb_vs_savage.report(table)
+    for claim in ("RUCB's mean regret is less than half of Condorcet SAVAGE's", "BTM's regret grows linearly with T",
+                  "RUCB reaches 80% accuracy almost twice as fast as SAVAGE"):
+        assert f"| mslr16: {claim} | " in text
+
+
+def test_rucb_vs_savage_times_the_accuracy_at_the_markers():
+    rows = [("RUCB", [0, 1, 1]), ("Condorcet-SAVAGE_T", [0, 0, 1]), ("BTM_T", [0, 0, 0])]
+    table = pd.DataFrame([dict(problem="p", algorithm=a, run=r, step=t, regret=1.0, correct=bool(c[i]) or r == 0)
+                          for a, c in rows for r in range(4) for i, t in enumerate((10, 20, 50))])
+    reach = rucb_vs_savage.time_to(table, 0.8)
+    assert reach["p", "RUCB"] == 20 and reach["p", "Condorcet-SAVAGE_T"] == 50 and np.isnan(reach["p", "BTM_T"])
+
+
+def test_large_scale_claims_follow_the_numbers():
+    def runs(algorithm, regrets, correct=True, first=0):
+        return [dict(problem="navigational", algorithm=algorithm, run=first + r, step=t, regret=x * t / 1000,
+                     correct=correct) for r, x in enumerate(regrets) for t in (1, 100, 1000)]
+
+    # mergeRUCB's third run lost the winner: the ratio of means is far off, over the other runs it is 2
+    table = pd.DataFrame(runs("MergeDTS:tuned", [100, 100, 100]) + runs("mergeRUCB:tuned", [180, 220])
+                         + runs("mergeRUCB:tuned", [5000], correct=False, first=2) + runs("Self-Sparring", [150]))
+    found = {c: (n, a) for c, n, a in mergedts_large_scale.claims(table)}
+    assert found["MSLR-Navigational: mergeRUCB's regret is about twice MergeDTS's"] == (
+        "ratio of means 18.00; 2.00 over the runs ending on the winner (3, 2)", False)
+    assert found["MSLR-Navigational: MergeDTS beats Self-Sparring"] == ("MergeDTS:tuned 100, Self-Sparring 150", True)
+    assert found["MSLR-Navigational: MergeDTS has the lowest regret of the algorithms"] == ("lowest: MergeDTS:tuned", True)
+    assert not any("REX3" in c for c in found)
+
+
+def test_large_scale_runs_both_matrices():
+    table = mergedts_large_scale.run_study(horizon=2_000, runs=2, algorithms=["mergeRUCB:tuned", "REX3"],
+                                           data=MSLR.parent)
+    assert set(table.problem) == {"navigational", "perfect"}
+    text = mergedts_large_scale.report(table, data=MSLR.parent)
+    assert "**MSLR-Perfect (136 rankers)** (Condorcet winner: ranker 109)" in text and "| REX3 | " in text
+    assert "| MSLR-Navigational: REX3's regret grows like sqrt(T) | grows like t^" in text
 
 
 def test_reproduce_command_writes_the_report_and_figures(tmp_path):

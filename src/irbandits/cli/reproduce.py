@@ -92,27 +92,6 @@ def judging_replay(
                                 f"shares an item with the released one; same = identical sets"))
 
 
-@_study("mergedts-study")
-def mergedts_study(
-    matrix: Path = typer.Option(Path("../shared/data/preference-matrices/mslr-navigational.txt"),
-                                help="preference matrix (MSLR-Navigational)"),
-    horizon: str = typer.Option("1e8", help="steps per run"),
-    runs: int = typer.Option(5, min=1, help="independent runs per algorithm"),
-    jobs: int = typer.Option(2, min=0, help="worker processes (0: all cores)"),
-    seed: int = typer.Option(0, help="master seed"),
-    out: Path = typer.Option(Path("reproduce-mergedts"), help="results directory (resumable)"),
-) -> None:
-    module = get_study("mergedts-study").load()
-    T, jobs = _count(horizon, "--horizon"), _jobs(jobs)
-    check_file(matrix, "--matrix")
-    check_output(out, "--out", directory=True)
-    console.print(f"mergedts-study: {matrix}; horizon {T:,}, {runs} runs, {jobs} jobs, seed {seed}, out {out}",
-                  markup=False)
-    table = module.run_study(matrix, horizon=T, runs=runs, seed=seed, jobs=jobs, out=out,
-                             progress=sys.stderr.isatty())
-    console.print(module.report(table), markup=False)
-
-
 def _online_study(name: str) -> None:
     """``irbandits reproduce NAME [--full]`` for an online study: runs it, prints its report and writes
     ``out/NAME.md`` with its figures."""

@@ -5,7 +5,7 @@ Every study module has a ``run_study`` function; :data:`STUDIES` names them. Mod
 only when a study runs.
 
 >>> list_studies().name.tolist()
-['best-item-study', 'judging-study', 'judging-replay', 'mergedts-study', 'mergedts-cycles', 'mergedts-sensitivity', 'rcs-vs-rucb', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
+['best-item-study', 'judging-study', 'judging-replay', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
 """
 
 from __future__ import annotations
@@ -44,12 +44,16 @@ STUDIES = {s.name: s for s in [
           "published values", "judging_study"),
     Study("judging-replay", "Replay the top-k process on the recorded crowd judgments; agreement with "
           "Set I / Combined", "judging_replay"),
-    Study("mergedts-study", "MergeDTS paper, MSLR-Navigational: mergeRUCB's regret against MergeDTS's "
-          "(paper: about twice)", "mergedts_study"),
+    Study("mergedts-large-scale", "MergeDTS paper 6.1-6.3: MergeDTS, mergeRUCB, DTS, Self-Sparring, RMED1, REX3 on "
+          "MSLR-Navigational and MSLR-Perfect", "mergedts_large_scale", online=True),
     Study("mergedts-cycles", "MergeDTS paper 6.4: Cycle and Cycle2 with MergeDTS, mergeRUCB, DTS, Self-Sparring, "
           "RMED1, REX3", "mergedts_cycles", online=True),
+    Study("mergedts-non-condorcet", "MergeDTS paper 6.5: a 32-ranker MSLR subset with two Copeland winners and no "
+          "Condorcet winner, Copeland regret", "mergedts_non_condorcet", online=True),
     Study("mergedts-sensitivity", "MergeDTS paper 6.7: alpha, M and C grids on MSLR-Navigational, counting runs "
           "that lose the Condorcet winner", "mergedts_sensitivity", online=True),
+    Study("rucb-vs-savage", "Thesis ch. 4: RUCB against Condorcet SAVAGE and BTM on 16, 32 and 64 MSLR rankers",
+          "rucb_vs_savage", online=True),
     Study("rcs-vs-rucb", "Thesis ch. 5: RCS against RUCB on 10-armed MSLR problems (alpha = 0.501) and the "
           "alpha = 0.1 stability test", "rcs_vs_rucb", online=True),
     Study("ccb-copeland", "Thesis ch. 7: CCB, SCB, Copeland SAVAGE and RUCB on a 5-arm non-Condorcet, a 500-arm and a "

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from irbandits.problems import PreferenceMatrix, get_problem
-from irbandits.studies.online import final, markdown_table, plot_problems, run_problems, tail_share, verdict
+from irbandits.studies.online import draw_subset, final, markdown_table, plot_problems, run_problems, tail_share, verdict
 
 MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
 DEFAULT = dict(horizon=10**6, runs=10, only=("mslr5-copeland", "mslr5-condorcet"))
@@ -45,12 +45,7 @@ TITLES = {"mslr5-copeland": "5 MSLR rankers, no Condorcet winner", "copeland-500
 def subset(matrix: PreferenceMatrix, condorcet: bool, seed: int = 0, K: int = 5) -> tuple[np.ndarray, PreferenceMatrix]:
     """The first draw of ``K`` arms (sorted) from ``default_rng(seed)`` whose sub-matrix has (``condorcet``) or
     has not a Condorcet winner."""
-    rng = np.random.default_rng(seed)
-    while True:
-        arms = np.sort(rng.choice(matrix.K, K, replace=False))
-        sub = PreferenceMatrix(matrix.p[np.ix_(arms, arms)], name=f"{matrix.name}-{K}")
-        if (sub.condorcet_winner is not None) == condorcet:
-            return arms, sub
+    return draw_subset(matrix, K, seed, lambda p: (p.condorcet_winner is not None) == condorcet, f"{matrix.name}-{K}")
 
 
 def problems(matrix: str | Path = MSLR) -> dict[str, tuple[np.ndarray | None, PreferenceMatrix]]:

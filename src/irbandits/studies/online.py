@@ -11,15 +11,31 @@ the tidy table of :func:`irbandits.simulate.simulate` with a ``problem`` column,
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from irbandits.dueling.base import AlgorithmSpec
+from irbandits.errors import IrbanditsError
 from irbandits.plots import plot_regret
 from irbandits.problems import PreferenceMatrix
 from irbandits.simulate import simulate
+
+
+def draw_subset(matrix: PreferenceMatrix, K: int, seed: int, accept: Callable[[PreferenceMatrix], bool], name: str,
+                tries: int = 100_000) -> tuple[np.ndarray, PreferenceMatrix]:
+    """The first draw of ``K`` of the matrix's arms (sorted) from ``default_rng(seed)`` whose sub-matrix
+    (called ``name``) satisfies ``accept``: the arms and the sub-matrix. A deterministic search, so a
+    study's problem is fixed by its seed; no hit in ``tries`` draws is an error."""
+    rng = np.random.default_rng(seed)
+    for _ in range(tries):
+        arms = np.sort(rng.choice(matrix.K, K, replace=False))
+        sub = PreferenceMatrix(matrix.p[np.ix_(arms, arms)], name=name)
+        if accept(sub):
+            return arms, sub
+    raise IrbanditsError(f"no draw of {K} of the {matrix.K} arms of {matrix.name} with seed {seed} is accepted "
+                         f"in {tries:,} tries")
 
 
 def run_problems(problems: dict[str, PreferenceMatrix], algorithms: Sequence[str | AlgorithmSpec], horizon: int,
@@ -54,6 +70,17 @@ def tail_share(table: pd.DataFrame, column: str = "regret") -> pd.Series:
     mean = table[table.step.isin(steps[-2:])].groupby(["problem", "algorithm", "step"], sort=False)[column].mean()
     last, before = mean.xs(steps[-1], level=2), mean.xs(steps[-2], level=2)
     return (last - before) / last
+
+
+def growth(table: pd.DataFrame, column: str = "regret") -> pd.Series:
+    """Per problem and algorithm: the exponent b of mean ``column`` ~ t^b between the last step and the last
+    step at or before a tenth of it, else the first (about 0 for a curve growing like log t late on, 0.5 for
+    sqrt(t), 1 for a straight line)."""
+    steps = np.sort(table.step.unique())
+    t1 = steps[-1]
+    t0 = steps[max(np.searchsorted(steps, t1 / 10, side="right") - 1, 0)]
+    mean = table[table.step.isin([t0, t1])].groupby(["problem", "algorithm", "step"], sort=False)[column].mean()
+    return np.log(mean.xs(t1, level=2) / mean.xs(t0, level=2)) / np.log(t1 / t0)
 
 
 def markdown_table(frame: pd.DataFrame, column: str = "regret") -> str:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from irbandits.problems import PreferenceMatrix
-from irbandits.studies.online import final, markdown_table, plot_problems, run_problems, tail_share, verdict
+from irbandits.studies.online import draw_subset, final, markdown_table, plot_problems, run_problems, tail_share, verdict
 
 MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
 DEFAULT = dict(horizon=50_000, runs=30)
@@ -33,12 +33,7 @@ STABILITY = ["RUCB:alpha=0.1", "RCS:alpha=0.1", "RUCB:alpha=0.501", "RCS:alpha=0
 
 def subset(matrix: PreferenceMatrix, seed: int, K: int = 10) -> tuple[np.ndarray, PreferenceMatrix]:
     """The first draw of ``K`` arms (sorted) from ``default_rng(seed)`` whose sub-matrix has a Condorcet winner."""
-    rng = np.random.default_rng(seed)
-    while True:
-        arms = np.sort(rng.choice(matrix.K, K, replace=False))
-        sub = PreferenceMatrix(matrix.p[np.ix_(arms, arms)], name=f"{matrix.name}-{K}-seed{seed}")
-        if sub.condorcet_winner is not None:
-            return arms, sub
+    return draw_subset(matrix, K, seed, lambda p: p.condorcet_winner is not None, f"{matrix.name}-{K}-seed{seed}")
 
 
 def problems(matrix: str | Path = MSLR) -> dict[str, tuple[np.ndarray, PreferenceMatrix]]:
