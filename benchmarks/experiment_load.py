@@ -6,9 +6,9 @@ impression -> lists -> clicks cycle over loopback.
 
 For each database (the servers and fresh databases of ``service_load.py``) it creates a 10-ranker
 ``RUCB`` team-draft experiment with one client token and runs two loads of ``--seconds`` each with
-``--clients`` concurrent clients (asyncio, one keep-alive connection each, the minimal HTTP client of
-``service_load.py``; every ranker's list is 10 of a query's 30 documents, the user clicks a random
-shown result):
+``--clients`` concurrent clients (asyncio on uvloop in this one process, one keep-alive connection each,
+the minimal HTTP client of ``service_load.py``; every ranker's list is 10 of a query's 30 documents,
+the user clicks a random shown result):
 
 - ``steady``: full cycles/s, p50 / p99 of each call, errors, the CPU time the server and the clients
   spent per cycle, and the load average before and after (the rate depends on what else runs);
@@ -36,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from service_load import (ADMIN, Connection, Server, add_db_option, admin, fresh_database, pct,  # noqa: E402
-                          run_and_print)
+                          run_and_print, run_clients)
 
 RANKERS = [f"ranker{i}" for i in range(10)]
 CALLS = ("impression", "lists", "clicks")
@@ -61,7 +61,8 @@ async def call(http: Connection, load: Load, name: str, path: str, body: dict, s
     while time.time() < stop + 30:
         t0 = time.perf_counter()
         try:
-            status, data = await asyncio.wait_for(http.request("POST", path, body), 10)
+            async with asyncio.timeout(10):   # no task per call, as wait_for makes on Python 3.11
+                status, data = await http.request("POST", path, body)
         except (ConnectionError, asyncio.TimeoutError) as exc:
             load.errors[f"unavailable ({type(exc).__name__})"] += 1
             if http.writer is not None:
@@ -163,7 +164,7 @@ def bench(db: str, args) -> list[dict]:
             token = httpx.post(f"{server.url}/api/experiments/{eid}/clients", headers=admin(),
                                json={"name": "load"}).json()["token"]
             start, cpu, client_cpu, loadavg = time.time(), server.cpu_seconds(), time.process_time(), os.getloadavg()[0]
-            load = asyncio.run(run_load(server, eid, token, args.clients, args.seconds,
+            load = run_clients(run_load(server, eid, token, args.clients, args.seconds,
                                         args.seconds / 2 if scenario == "SIGKILL" else None))
             elapsed = time.time() - start
             cpu = load.cpu_killed - cpu + server.cpu_seconds()   # killed server's share + the restarted one's (from 0)

@@ -6,8 +6,8 @@
 For each database it starts ``irbandits serve`` as a subprocess (free port, fresh database: a temporary
 SQLite file, or a PostgreSQL database ``irbandits_load`` created anew next to the one named), creates
 the 53-topic DL-2021 campaign (``assessors_per_pair`` 3, so that there is work for all), and runs two
-loads of ``--seconds`` each with ``--assessors`` concurrent assessors (asyncio + httpx, one connection
-each; an assessor answers from the qrels grades):
+loads of ``--seconds`` each with ``--assessors`` concurrent assessors (asyncio on uvloop, the minimal
+keep-alive client :class:`Connection`, one connection each; an assessor answers from the qrels grades):
 
 - ``steady``: answers/s, p50 / p99 latency of ``GET /api/next`` and ``POST /api/tasks/T/answer``, errors,
   and the CPU time the server and the clients spent per answer (on a shared machine the rate depends on
@@ -129,30 +129,39 @@ class Load:
 
 class Connection:
     """A minimal HTTP/1.1 keep-alive client on asyncio streams: the clients must not need more CPU than
-    the server they measure (httpx spends about twice the server's time per request)."""
+    the server they measure (httpx spends about twice the server's time per request). The head of an
+    answer is read in one call and only its status and Content-Length are looked at."""
 
     def __init__(self, port: int, token: str):
         self.port, self.token, self.reader, self.writer = port, token, None, None
+        self.headers = (f"Host: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: ").encode()
 
     async def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         data = json.dumps(body).encode() if body is not None else b""
-        self.writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {self.token}\r\n"
-                          f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+        self.writer.write(b"%s %s HTTP/1.1\r\n%s%d\r\n\r\n%s" % (method.encode(), path.encode(), self.headers,
+                                                                 len(data), data))
         try:
             await self.writer.drain()
-            status = int((await self.reader.readline()).split()[1])
-            length = 0
-            while (line := await self.reader.readline()) not in (b"\r\n", b""):
-                name, _, value = line.partition(b":")
-                if name.lower() == b"content-length":
-                    length = int(value)
-            return status, await self.reader.readexactly(length)
-        except (OSError, IndexError, ValueError, asyncio.IncompleteReadError):
+            head = (await self.reader.readuntil(b"\r\n\r\n")).lower()
+            at = head.find(b"\r\ncontent-length:")
+            length = 0 if at < 0 else int(head[at + 17:head.index(b"\r\n", at + 17)])
+            return int(head[9:12]), await self.reader.readexactly(length)
+        except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             self.writer.close()
             self.writer = None
             raise ConnectionError("the server closed the connection")
+
+
+def run_clients(load):
+    """Run the coroutine ``load`` to its end on uvloop (installed with ``uvicorn[standard]``): its event
+    loop costs the clients less CPU than asyncio's."""
+    import uvloop
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(load)
 
 
 async def assessor(server: Server, token: str, aid: int, grade: dict, load: Load, stop: float, rng) -> None:
@@ -162,7 +171,8 @@ async def assessor(server: Server, token: str, aid: int, grade: dict, load: Load
         try:
             if task is None:
                 t0 = time.perf_counter()
-                status, body = await asyncio.wait_for(http.request("GET", "/api/next"), 10)
+                async with asyncio.timeout(10):
+                    status, body = await http.request("GET", "/api/next")
                 load.lat["next"].append(time.perf_counter() - t0)
                 if status == 204:
                     await asyncio.sleep(0.05)
@@ -175,8 +185,9 @@ async def assessor(server: Server, token: str, aid: int, grade: dict, load: Load
             gl, gr = grade[task["topic"], left], grade[task["topic"], right]
             answer = "left" if gl > gr or (gl == gr and rng.random() < 0.5) else "right"
             t0 = time.perf_counter()
-            status, _ = await asyncio.wait_for(http.request("POST", f"/api/tasks/{task['task']}/answer",
-                                                            {"answer": answer, "client_id": client_id}), 10)
+            async with asyncio.timeout(10):
+                status, _ = await http.request("POST", f"/api/tasks/{task['task']}/answer",
+                                               {"answer": answer, "client_id": client_id})
             load.lat["answer"].append(time.perf_counter() - t0)
             if status == 200:
                 load.acked.append((aid, task["topic"], left, right))
@@ -260,7 +271,7 @@ def bench(db: str, args) -> list[dict]:
                 r = httpx.post(f"{server.url}/api/campaigns/{cid}/assessors", json={"name": f"a{i}"}, headers=admin())
                 tokens.append((r.json()["id"], r.json()["token"]))
             start, cpu, client_cpu = time.time(), server.cpu_seconds(), time.process_time()
-            load = asyncio.run(run_load(server, tokens, grade, args.seconds,
+            load = run_clients(run_load(server, tokens, grade, args.seconds,
                                         args.seconds / 2 if scenario == "SIGKILL" else None))
             elapsed = time.time() - start
             cpu = load.cpu_killed - cpu + server.cpu_seconds()   # killed server's share + the restarted one's (from 0)

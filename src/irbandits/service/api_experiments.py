@@ -4,22 +4,27 @@ The organiser creates experiments and issues per-experiment client tokens for fr
 impression, lists, clicks, vote and state routes take the organiser token or a client token of that
 experiment (another experiment's token gets 404, an unknown one 401).
 
-The four routes of a front end's cycle (impression, lists, clicks, vote) run on the event loop, as
-the judging API's hot routes do: their work is in memory but for one short commit (see
-:mod:`irbandits.service.experiments`); they check the token by calling :func:`caller` (a dict lookup),
-validate the raw body and return ready JSON, with no thread-pool hop and no FastAPI encoding pass.
+The four routes of a front end's cycle (impression, lists, clicks, vote) are coroutines on the event
+loop: their work is in memory but for one write that they wait for (a group commit, see
+:mod:`irbandits.service.logwriter`). Each is one function of ``(app state, id, Authorization header,
+raw body)`` to ``(status, JSON bytes)`` that checks the token (a dict lookup), validates the body and
+raises ``HTTPException`` / ``IrbanditsError`` / ``RequestValidationError`` for a refusal. :data:`HOT`
+lists them for :class:`irbandits.service.hotroutes.HotRoutes`, which serves them in front of FastAPI;
+the FastAPI routes below call the same functions (they declare the routes in the OpenAPI schema, and
+answer what the dispatcher passes on: another method, an id that is not a plain number).
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import re
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
-from irbandits.service.auth import bearer, new_token, require_admin, token_hash
+from irbandits.service.auth import bearer_token, new_token, require_admin, token_hash
 from irbandits.service.experiments import Experiments, check_experiment
 from irbandits.service.models import ExperimentClient
 
@@ -63,32 +68,37 @@ def raw_body(model: type[BaseModel]) -> dict:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
 
 
-async def parsed(model: type[BaseModel], request: Request):
-    """The request body validated by ``model``; 422 (the app's one-line message) when it does not fit."""
+def parsed(model: type[BaseModel], body: bytes):
+    """``body`` validated by ``model``; 422 (the app's one-line message) when it does not fit."""
     try:
-        return model.model_validate_json(await request.body())
+        return model.model_validate_json(body)
     except ValidationError as exc:
         raise RequestValidationError(exc.errors()) from None
 
 
-def reply(body, status: int = 200) -> Response:
-    return Response(json.dumps(body, separators=(",", ":")).encode(), status, media_type="application/json")
+def encoded(body) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode()
 
 
 def experiments(request: Request) -> Experiments:
     return request.app.state.experiments
 
 
-def caller(request: Request) -> int | None:
-    """FastAPI dependency: None for the organiser, the experiment id for a client token, else 401."""
-    digest = token_hash(bearer(request))
-    if hmac.compare_digest(digest, request.app.state.admin_hash):
+def allowed(state, authorization: str) -> int | None:
+    """None for the organiser's token, the experiment id for a client token, else 401."""
+    digest = token_hash(bearer_token(authorization))
+    if hmac.compare_digest(digest, state.admin_hash):
         return None
-    eid = experiments(request).clients.get(digest)
+    eid = state.experiments.clients.get(digest)
     if eid is None:
         raise HTTPException(401, "unknown token: use the organiser token or this experiment's client token",
                             headers={"WWW-Authenticate": "Bearer"})
     return eid
+
+
+def caller(request: Request) -> int | None:
+    """FastAPI dependency: :func:`allowed` for the request's token."""
+    return allowed(request.app.state, request.headers.get("authorization", ""))
 
 
 # ----- organiser ---------------------------------------------------------------------------------
@@ -119,38 +129,66 @@ def add_client(eid: int, body: ClientIn, request: Request) -> dict:
 
 # ----- front ends ----------------------------------------------------------------------------------
 @router.get("/experiments/{eid}")
-def experiment_state(eid: int, request: Request, allowed: int | None = Depends(caller)) -> dict:
-    return experiments(request).get(eid, allowed).state()
+def experiment_state(eid: int, request: Request, who: int | None = Depends(caller)) -> dict:
+    return experiments(request).get(eid, who).state()
+
+
+async def post_impression(state, eid: int, authorization: str, body: bytes) -> tuple[int, bytes]:
+    reg = state.experiments
+    imp, names = await reg.get(eid, allowed(state, authorization)).impression()
+    return 201, encoded({"impression": imp.id, "rankers": names})
+
+
+async def post_lists(state, iid: int, authorization: str, body: bytes) -> tuple[int, bytes]:
+    who = allowed(state, authorization)
+    lists = parsed(ListsIn, body).lists
+    return 200, encoded({"list": await state.experiments.of_impression(iid, who).interleave(iid, lists)})
+
+
+async def post_clicks(state, iid: int, authorization: str, body: bytes) -> tuple[int, bytes]:
+    who = allowed(state, authorization)
+    positions = parsed(ClicksIn, body).clicks
+    return 200, encoded({"winner": await state.experiments.of_impression(iid, who).clicks(iid, positions)})
+
+
+async def post_vote(state, iid: int, authorization: str, body: bytes) -> tuple[int, bytes]:
+    who = allowed(state, authorization)
+    winner = parsed(VoteIn, body).winner
+    await state.experiments.of_impression(iid, who).vote(iid, winner)
+    return 200, b'{"recorded":true}'
+
+
+HOT = [(re.compile(r"/api/experiments/([0-9]+)/impressions"), post_impression),
+       (re.compile(r"/api/impressions/([0-9]+)/lists"), post_lists),
+       (re.compile(r"/api/impressions/([0-9]+)/clicks"), post_clicks),
+       (re.compile(r"/api/impressions/([0-9]+)/vote"), post_vote)]
+
+
+async def answered(handler, key: int, request: Request) -> Response:
+    """``handler``'s answer to a request that FastAPI routed."""
+    status, body = await handler(request.app.state, key, request.headers.get("authorization", ""),
+                                 await request.body())
+    return Response(body, status, media_type="application/json")
 
 
 @router.post("/experiments/{eid}/impressions", status_code=201)
 async def new_impression(eid: int, request: Request) -> Response:
-    allowed = caller(request)
-    reg = experiments(request)
-    imp, names = reg.impression(reg.get(eid, allowed))
-    return reply({"impression": imp.id, "rankers": names}, 201)
+    return await answered(post_impression, eid, request)
 
 
 @router.post("/impressions/{iid}/lists", openapi_extra=raw_body(ListsIn))
 async def lists(iid: int, request: Request) -> Response:
-    allowed = caller(request)
-    body = await parsed(ListsIn, request)
-    return reply({"list": experiments(request).of_impression(iid, allowed).interleave(iid, body.lists)})
+    return await answered(post_lists, iid, request)
 
 
 @router.post("/impressions/{iid}/clicks", openapi_extra=raw_body(ClicksIn))
 async def clicks(iid: int, request: Request) -> Response:
-    allowed = caller(request)
-    body = await parsed(ClicksIn, request)
-    return reply({"winner": experiments(request).of_impression(iid, allowed).clicks(iid, body.clicks)})
+    return await answered(post_clicks, iid, request)
 
 
 @router.post("/impressions/{iid}/vote", openapi_extra=raw_body(VoteIn))
 async def vote(iid: int, request: Request) -> Response:
-    allowed = caller(request)
-    body = await parsed(VoteIn, request)
-    experiments(request).of_impression(iid, allowed).vote(iid, body.winner)
-    return Response(b'{"recorded":true}', media_type="application/json")
+    return await answered(post_vote, iid, request)
 
 
 def install(app) -> None:

@@ -119,7 +119,12 @@ class AssessorCache:
 
 def bearer(request: Request) -> str:
     """The bearer token of a request; 401 when there is none."""
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return bearer_token(request.headers.get("authorization", ""))
+
+
+def bearer_token(authorization: str) -> str:
+    """The token of an ``Authorization`` header's value; 401 when it names none."""
+    scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise HTTPException(401, "missing bearer token (Authorization: Bearer TOKEN)",
                             headers={"WWW-Authenticate": "Bearer"})

@@ -14,6 +14,7 @@ the first result of the ranker that wins by the problem's preference matrix.
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 
 import numpy as np
@@ -121,12 +122,16 @@ def load_demo_experiment(app, played: int = PLAYED) -> dict:
         runtime = registry.create(check_experiment(dict(name=EXPERIMENT, rankers=names, algorithm="RUCB",
                                                         comparison="team-draft", seed=1)))
         rng = np.random.default_rng(1)
-        for _ in range(played):
-            imp, (a, b) = registry.impression(runtime)
-            lists = {x: [f"{x}-doc{k}" for k in range(10)] for x in (a, b)}
-            shown = runtime.interleave(imp.id, lists)
-            winner = a if rng.random() < prefs[imp.c, imp.d] else b
-            runtime.clicks(imp.id, [next(i for i, doc in enumerate(shown) if doc.startswith(winner + "-"))])
+
+        async def play() -> None:
+            for _ in range(played):
+                imp, (a, b) = await runtime.impression()
+                lists = {x: [f"{x}-doc{k}" for k in range(10)] for x in (a, b)}
+                shown = await runtime.interleave(imp.id, lists)
+                winner = a if rng.random() < prefs[imp.c, imp.d] else b
+                await runtime.clicks(imp.id, [next(i for i, doc in enumerate(shown) if doc.startswith(winner + "-"))])
+
+        asyncio.run(play())
     request = SimpleNamespace(app=app)
     token = api_experiments.add_client(runtime.id, api_experiments.ClientIn(name="demo front end"), request)["token"]
     return {"id": runtime.id, "token": token, "url": f"/admin/experiments/{runtime.id}"}

@@ -9,23 +9,25 @@ column: the method's name, with ``@LENGTH`` appended when the length is not 10 (
 Order and durability (spec ``service.md``, "Online experiments"):
 
 - every ``select()`` (an impression) and every ``update()`` (an outcome) takes the next number ``seq``
-  of its experiment and is committed under the experiment's lock, so the tables hold the exact order
-  of the calls; interleaving and credit run outside the lock;
-- an outcome is committed before it is applied and acknowledged; an impression has at most one (the
-  ``outcomes.impression_id`` unique constraint backs the in-memory check): a second one gets 409;
+  of its experiment and queues its row for the log under the experiment's lock, so the tables hold the
+  exact order of the calls; interleaving and credit run outside the lock;
+- the rows are committed in groups (:mod:`irbandits.service.logwriter`) in the order they were queued,
+  so the tables always hold a prefix of each experiment's calls; memory runs ahead of the log by the
+  writes in flight, and a request is answered only after the commit that holds its write;
+- an impression has at most one outcome (the ``outcomes.impression_id`` unique constraint backs the
+  in-memory check): a second one gets 409;
 - a restart replays both tables in ``seq`` order through a fresh algorithm: ``select()`` draws the
   same random numbers in the same order (and must give the logged pair), ``update()`` gets the
   logged ``c_won``; so the rebuilt state equals the uninterrupted one, and the impressions still
   open keep their pairs and lists;
 - an impression without an outcome expires after ``lease_seconds``; an outcome for it then gets 409,
   and expired impressions are counted;
-- a write that fails (or whose commit is in doubt) after ``select()`` ran leaves memory ahead of the
-  log: the runtime then rebuilds itself from the tables before it answers again (:meth:`ExperimentRuntime.rebuild`),
+- a write that fails (or whose commit is in doubt) leaves memory ahead of the log: the runtime is then
+  stale and rebuilds itself from the tables before it answers again (:meth:`ExperimentRuntime.rebuild`),
   so what it holds is always a replay of what is stored.
 
-The three writes of a front end's cycle (an impression, its shown list, its outcome) go through
-:class:`LogWriter`: one database connection kept open, statements compiled once by SQLAlchemy for the
-engine's dialect and run on the driver's cursor in autocommit mode (no pool checkout, no ORM objects).
+The front end's calls (:meth:`ExperimentRuntime.impression`, ``interleave``, ``clicks``, ``vote``) are
+coroutines: they wait for their commit on the event loop of the request.
 
 Clicks are credited as in the simulation (:mod:`irbandits.clicks.environment`): the method's credit
 o in [-1, 1], and the algorithm hears that ranker a won with probability (1 + o) / 2 (a tie is a fair
@@ -45,7 +47,7 @@ from typing import Any
 
 import numpy as np
 from fastapi import HTTPException
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from irbandits.clicks.interleaving import CUTOFF, METHODS, Interleaved, encode, get_method, interleave
@@ -54,13 +56,12 @@ from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.errors import IrbanditsError
 from irbandits.rng import new_rng, uniform
 from irbandits.clicks.stats import leaderboard
+from irbandits.service.logwriter import LogWriter
 from irbandits.service.models import ExperimentRow, Impression, Outcome
 from irbandits.service.settings import Settings
 
 COMPARISONS = tuple(METHODS)
 _INTERLEAVE, _COIN = 1, 2   # spawn keys of an impression's generators
-_IMPRESSION_FIELDS = ("experiment_id", "seq", "c", "d", "issued_at", "expires_at")
-_OUTCOME_FIELDS = ("experiment_id", "impression_id", "seq", "kind", "winner", "credit", "c_won", "created_at")
 
 
 def algorithm_seed(seed: int) -> np.random.SeedSequence:
@@ -138,6 +139,7 @@ class Open:
     d: int
     expires_at: float
     shown: Interleaved | None = None
+    listing: bool = False   # its shown list is being committed
 
 
 @dataclass
@@ -182,57 +184,17 @@ def restored_interleaving(method: str, stored: dict[str, Any]) -> Interleaved:
                        np.asarray(stored["prob"], np.float64), lists, lens, shown)
 
 
-class LogWriter:
-    """The hot path's writes on one connection of ``engine`` kept open, in autocommit mode: each statement
-    is committed (in the same round trip to PostgreSQL) before :meth:`write` returns.
-
-    A statement that fails drops the connection (the next write opens a new one) and raises; the caller
-    cannot tell whether its commit reached the database, so it rebuilds from the tables.
-    """
-
-    def __init__(self, engine: Engine):
-        self.engine = engine
-        self.lock = threading.Lock()     # one statement at a time on the connection
-        self.conn = None
-        self.new_impression = self._compile(insert(Impression).values({f: bindparam(f) for f in _IMPRESSION_FIELDS})
-                                            .returning(Impression.id))
-        self.show = self._compile(update(Impression).where(Impression.id == bindparam("iid"))
-                                  .values(shown=bindparam("shown")))
-        self.new_outcome = self._compile(insert(Outcome).values({f: bindparam(f) for f in _OUTCOME_FIELDS}))
-
-    def _compile(self, statement) -> tuple[str, tuple[str, ...] | None]:
-        compiled = statement.compile(dialect=self.engine.dialect)
-        return compiled.string, compiled.positiontup   # positiontup: the order of "?" parameters (SQLite)
-
-    def write(self, statement: tuple[str, tuple[str, ...] | None], params: dict[str, Any]):
-        """Run (and commit) one compiled statement with ``params``; returns its first row (RETURNING) or None."""
-        sql, order = statement
-        with self.lock:
-            if self.conn is None:
-                self.conn = self.engine.raw_connection()
-                # each statement is its own transaction: committed in the same round trip
-                self.engine.dialect.set_isolation_level(self.conn.dbapi_connection, "AUTOCOMMIT")
-            try:
-                cursor = self.conn.cursor()
-                cursor.execute(sql, params if order is None else [params[name] for name in order])
-                row = cursor.fetchone() if cursor.description else None
-                cursor.close()
-            except BaseException:
-                conn, self.conn = self.conn, None
-                conn.invalidate()
-                raise
-        return row
-
-
 class ExperimentRuntime:
     """One experiment in memory: the algorithm, its open impressions, counts and history."""
 
-    def __init__(self, row: ExperimentRow, settings: Settings, engine: Engine, log: LogWriter):
+    def __init__(self, row: ExperimentRow, settings: Settings, engine: Engine, log: LogWriter,
+                 owner: dict[int, int]):
         self.id, self.name, self.rankers = row.id, row.name, list(row.rankers)
         self.algorithm, self.comparison, self.seed, self.horizon = row.algorithm, row.comparison, row.seed, row.horizon
         self.settings, self.engine, self.log = settings, engine, log
+        self.owner = owner   # the registry's impression -> experiment map
         self.lock = threading.Lock()
-        self.stale = False   # a write failed after memory moved on: rebuild before the next call
+        self.stale = False   # a write failed after memory moved on: rebuild before the next call (set by the log)
         self._reset()
         self.algo.clone().select()   # loads (or compiles) the kernels now, not during the first impression
 
@@ -243,6 +205,7 @@ class ExperimentRuntime:
         self.seq = 0
         self.impressions = self.outcomes = self.expired = 0
         self.open: OrderedDict[int, Open] = OrderedDict()   # in issue order, so expiry pops from the front
+        self.deciding: set[int] = set()                     # impressions whose outcome is being committed
         self.counts = Counts(self.algo.K)
         self.history: list[tuple[float, int, int]] = []     # (time, outcomes, recommended arm) per outcome
         self._board: tuple[int, list[dict]] | None = None    # the leaderboard and the outcomes it counts
@@ -278,24 +241,12 @@ class ExperimentRuntime:
 
     def _ready(self) -> None:
         """Under the lock: rebuild first when a failed write left memory ahead of the log (503 while the
-        database cannot be read)."""
+        database cannot be read). A stale experiment has no write in flight: the log failed them all."""
         if self.stale:
             try:
                 self.rebuild()
             except Exception:
                 raise HTTPException(503, f"experiment {self.id}: the database is unavailable; try again") from None
-
-    def _logged(self, statement, params: dict[str, Any]):
-        """Under the lock: one write of the log; when it fails, rebuild from the tables and re-raise."""
-        try:
-            return self.log.write(statement, params)
-        except Exception:
-            self.stale = True
-            try:
-                self.rebuild()
-            except Exception:   # the database is down: rebuild at the next call
-                pass
-            raise
 
     def _replay(self, impressions, outcomes, now: float) -> None:
         """Apply ``impressions`` and ``outcomes`` rows, each in ``seq`` order, to the fresh state."""
@@ -326,7 +277,7 @@ class ExperimentRuntime:
             del self.open[first.id]
             self.expired += 1
 
-    def impression(self) -> tuple[Open, list[str]]:
+    async def impression(self) -> tuple[Open, list[str]]:
         """A new impression: ``select()`` under the lock, committed before it is returned."""
         with self.lock:
             self._ready()
@@ -334,10 +285,17 @@ class ExperimentRuntime:
             self._expire(now)
             c, d, seq = self._select()
             expires = now + self.settings.lease_seconds
-            iid = self._logged(self.log.new_impression, dict(experiment_id=self.id, seq=seq, c=c, d=d, issued_at=now,
-                                                             expires_at=expires))[0]
-            imp = self.open[iid] = Open(iid, seq, c, d, expires)
-        return imp, [self.rankers[c], self.rankers[d]]
+            params = dict(experiment_id=self.id, seq=seq, c=c, d=d, issued_at=now, expires_at=expires)
+            committed = self.log.submit(self, self.log.new_impression, params,
+                                        then=lambda row: self._opened(Open(row[0], seq, c, d, expires)))
+        return await committed, [self.rankers[c], self.rankers[d]]
+
+    def _opened(self, imp: Open) -> Open:
+        """After its commit: the impression takes outcomes (a rebuild since then has it already)."""
+        with self.lock:
+            self.open.setdefault(imp.id, imp)
+            self.owner[imp.id] = self.id
+        return imp
 
     def _live(self, iid: int, now: float) -> Open:
         imp = self.open.get(iid)
@@ -347,13 +305,15 @@ class ExperimentRuntime:
 
     def _refuse(self, iid: int, now: float) -> None:
         """Why impression ``iid`` of this experiment takes no outcome: 409 (done or expired)."""
-        with self.engine.connect() as conn:
-            done = conn.execute(select(Outcome.id).where(Outcome.impression_id == iid)).first()
-        if done is not None:
+        done = iid in self.deciding
+        if not done:
+            with self.engine.connect() as conn:
+                done = conn.execute(select(Outcome.id).where(Outcome.impression_id == iid)).first() is not None
+        if done:
             raise HTTPException(409, f"impression {iid} already has its outcome")
         raise HTTPException(409, f"impression {iid} expired; POST /api/experiments/{self.id}/impressions for a new one")
 
-    def interleave(self, iid: int, lists: dict[str, list[str]]) -> list[str]:
+    async def interleave(self, iid: int, lists: dict[str, list[str]]) -> list[str]:
         """The combined list of impression ``iid``'s two rankings (interleaved outside the lock)."""
         imp = self._live(iid, self.settings.clock())
         a, b = self.rankers[imp.c], self.rankers[imp.d]
@@ -368,51 +328,66 @@ class ExperimentRuntime:
             if len(lists[name]) > length:
                 raise IrbanditsError(f"lists: ranker {name!r} has {len(lists[name])} results; this experiment shows "
                                      f"lists of at most {length}")
-        if imp.shown is not None:
+        if imp.shown is not None or imp.listing:
             raise HTTPException(409, f"impression {iid} already has its list")
         il = interleave(method, lists[a], lists[b], rng=impression_rng(self.seed, _INTERLEAVE, imp.seq), length=length)
-        # memory changes only after the commit; a retry after a failed one writes the same list again
-        self.log.write(self.log.show, dict(iid=iid, shown=json.dumps(stored_interleaving(il, list(lists[a]),
-                                                                                          list(lists[b])))))
-        imp.shown = il
+        # memory changes only after the commit (a failed one makes the runtime stale: its rebuild resets
+        # ``listing``); a retry writes the same list again
+        stored = json.dumps(stored_interleaving(il, list(lists[a]), list(lists[b])))
+        committed = self.log.submit(self, self.log.show, dict(iid=iid, shown=stored),
+                                    then=lambda _: self._shown(iid, il))
+        imp.listing = True
+        return await committed
+
+    def _shown(self, iid: int, il: Interleaved) -> list[str]:
+        """After its commit: impression ``iid`` shows ``il`` (on the open impression of now: a rebuild since
+        then has read it from the table)."""
+        imp = self.open.get(iid)
+        if imp is not None:
+            imp.shown = il
         return il.shown.tolist()
 
     # ----- outcomes ----------------------------------------------------------------------------------
-    def clicks(self, iid: int, positions: list[int]) -> str | None:
+    async def clicks(self, iid: int, positions: list[int]) -> str | None:
         """Credit clicks (0-based positions of the shown list) and apply the outcome; the winner or None."""
         imp = self._live(iid, self.settings.clock())
         if imp.shown is None:
             raise HTTPException(409, f"impression {iid} has no list yet: POST its lists first")
         credit = imp.shown.credit(positions)
-        self._outcome(iid, "clicks", credit)
+        await self._outcome(iid, "clicks", credit)
         return None if credit == 0 or imp.c == imp.d else self.rankers[imp.c if credit > 0 else imp.d]
 
-    def vote(self, iid: int, winner: str) -> None:
+    async def vote(self, iid: int, winner: str) -> None:
         """Apply an explicit vote: ranker a, ranker b, or ``"tie"``."""
         imp = self._live(iid, self.settings.clock())
         a, b = self.rankers[imp.c], self.rankers[imp.d]
         if winner not in (a, b, "tie"):
             raise IrbanditsError(f"winner: {winner!r} is neither {a!r}, {b!r} nor \"tie\" (impression {iid})")
-        self._outcome(iid, "vote", 0.0 if winner == "tie" else 1.0 if winner == a else -1.0)
+        await self._outcome(iid, "vote", 0.0 if winner == "tie" else 1.0 if winner == a else -1.0)
 
-    def _outcome(self, iid: int, kind: str, credit: float) -> None:
+    async def _outcome(self, iid: int, kind: str, credit: float) -> None:
+        """Apply the outcome under the lock and wait for its commit."""
         with self.lock:
             self._ready()
             now = self.settings.clock()
             imp = self._live(iid, now)
             c_won = bool(uniform(impression_rng(self.seed, _COIN, imp.seq)) < 0.5 * (1.0 + credit))
             winner = None if credit == 0 else self.rankers[imp.c if credit > 0 else imp.d]
-            self._logged(self.log.new_outcome, dict(experiment_id=self.id, impression_id=iid, seq=self.seq + 1,
-                                                    kind=kind, winner=winner, credit=credit, c_won=c_won,
-                                                    created_at=now))
+            committed = self.log.submit(self, self.log.new_outcome,
+                                        dict(experiment_id=self.id, impression_id=iid, seq=self.seq + 1, kind=kind,
+                                             winner=winner, credit=credit, c_won=c_won, created_at=now),
+                                        then=lambda _: self.deciding.discard(iid))
             del self.open[iid]
+            self.deciding.add(iid)
             self._apply(imp.c, imp.d, credit, c_won, now)
+        await committed
 
     # ----- state -------------------------------------------------------------------------------------
     def state(self, plot_points: int = 200) -> dict[str, Any]:
         """The body of ``GET /api/experiments/{EID}``: counts, recommendation, matrix, leaderboard and
         the history (at most about ``plot_points`` points) for the live plot."""
         with self.lock:
+            self._ready()
             self._expire(self.settings.clock())
             best = self.algo.recommend()
             done, left = settled(self.algo)
@@ -455,7 +430,8 @@ class Experiments:
         self = cls(sessions, settings)
         with sessions() as session:
             for row in session.scalars(select(ExperimentRow).order_by(ExperimentRow.id)):
-                runtime = self.experiments[row.id] = ExperimentRuntime(row, settings, self.engine, self.log)
+                runtime = ExperimentRuntime(row, settings, self.engine, self.log, self.owner)
+                self.experiments[row.id] = runtime
                 runtime.rebuild()
                 self.owner.update((iid, row.id) for iid in runtime.open)
             self.clients = dict(session.execute(select(ExperimentClient.token_hash, ExperimentClient.experiment_id)).all())
@@ -467,7 +443,8 @@ class Experiments:
             row = ExperimentRow(created_at=self.settings.clock(), **fields)
             session.add(row)
             session.commit()
-            self.experiments[row.id] = runtime = ExperimentRuntime(row, self.settings, self.engine, self.log)
+            runtime = ExperimentRuntime(row, self.settings, self.engine, self.log, self.owner)
+            self.experiments[row.id] = runtime
         return runtime
 
     def get(self, eid: int, allowed: int | None = None) -> ExperimentRuntime:
@@ -476,12 +453,6 @@ class Experiments:
         if runtime is None or (allowed is not None and allowed != eid):
             raise HTTPException(404, f"no experiment {eid}")
         return runtime
-
-    def impression(self, runtime: ExperimentRuntime) -> tuple[Open, list[str]]:
-        """A new impression of ``runtime`` (see :meth:`ExperimentRuntime.impression`)."""
-        imp, names = runtime.impression()
-        self.owner[imp.id] = runtime.id
-        return imp, names
 
     def of_impression(self, iid: int, allowed: int | None = None) -> ExperimentRuntime:
         """The experiment of impression ``iid``; 404 when unknown or another experiment's."""
