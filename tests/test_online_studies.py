@@ -7,9 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from irbandits.cli import app
+from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix, get_problem
 from irbandits.clicks.online_metrics import per_impression
 from irbandits.simulate import simulate
@@ -132,20 +134,30 @@ def test_non_condorcet_study_measures_copeland_regret_and_reports_the_claims():
     assert "| DTS converges to the Copeland winners within 10^7 steps | " in text
 
 
-def test_rucb_vs_savage_problems_are_seeded_subsets_and_markers_are_checkpoints():
+def test_rucb_vs_savage_problems_are_seeded_np2004_subsets_and_markers_are_checkpoints(tmp_path):
     assert rucb_vs_savage.markers(10**6).tolist() == [1000, 1995, 5012, 10000, 19953, 50119, 100000, 199526, 501187,
                                                       1000000]
-    probs = rucb_vs_savage.problems(MSLR)
+    full = rucb_vs_savage.matrix(out=tmp_path, comparisons=400)  # the thesis's 4,000 take ~40 s
+    assert full.K == 64 and full.arms[full.condorcet_winner] == "feature23"
+    assert (tmp_path / "reference-seed0.txt").is_file()
+    kept = rucb_vs_savage.matrix(out=tmp_path, comparisons=1)  # read back, not estimated again
+    assert np.array_equal(kept.p, full.p) and kept.arms == full.arms
+    probs = rucb_vs_savage.problems(full)
     assert [p.K for _, p in probs.values()] == [16, 32, 64]
     assert all(p.condorcet_winner is not None for _, p in probs.values())
-    assert probs["mslr16"][0].tolist() == [2, 5, 9, 22, 33, 38, 62, 66, 77, 81, 85, 99, 102, 105, 120, 131]
+    assert probs["np2004-64"][0].tolist() == list(range(64))
+    assert np.array_equal(probs["np2004-16"][1].p, full.p[np.ix_(probs["np2004-16"][0], probs["np2004-16"][0])])
+    cyclic = PreferenceMatrix([[0.5, 0.6, 0.4], [0.4, 0.5, 0.6], [0.6, 0.4, 0.5]], name="cyclic")
+    with pytest.raises(IrbanditsError, match="cyclic: the 3 rankers have no Condorcet winner"):
+        rucb_vs_savage.problems(cyclic)
 
 
 def test_rucb_vs_savage_runs_savage_and_btm_anew_for_every_marker_horizon(monkeypatch):
     # four arms in a clear order, so that SAVAGE decides pairs early and its horizon matters before the end
     easy = PreferenceMatrix([[0.5, 0.95, 0.95, 0.95], [0.05, 0.5, 0.95, 0.95], [0.05, 0.05, 0.5, 0.95],
                              [0.05, 0.05, 0.05, 0.5]], name="easy")
-    monkeypatch.setattr(rucb_vs_savage, "problems", lambda matrix: {"mslr16": (np.arange(4), easy)})
+    monkeypatch.setattr(rucb_vs_savage, "matrix", lambda data, out, comparisons: easy)
+    monkeypatch.setattr(rucb_vs_savage, "problems", lambda full: {"np2004-16": (np.arange(4), full)})
     table = rucb_vs_savage.run_study(horizon=3_000, runs=2)
     assert set(table.algorithm) == {"RUCB", "Condorcet-SAVAGE_T", "BTM_T"}
     savage = table[table.algorithm == "Condorcet-SAVAGE_T"]
@@ -156,9 +168,10 @@ def test_rucb_vs_savage_runs_savage_and_btm_anew_for_every_marker_horizon(monkey
     assert not np.allclose(savage[savage.step == 956].regret, longer[longer.step == 956].regret)
     assert table[table.step == 3_000].correct.all()
     text = rucb_vs_savage.report(table)
+    assert "**16 NP2004 rankers**: all; Condorcet winner row 0 (gaps 0.4500 to 0.4500, mean 0.450)" in text
     for claim in ("RUCB's mean regret is less than half of Condorcet SAVAGE's", "BTM's regret grows linearly with T",
                   "RUCB reaches 80% accuracy almost twice as fast as SAVAGE"):
-        assert f"| mslr16: {claim} | " in text
+        assert f"| np2004-16: {claim} | " in text
 
 
 def test_rucb_vs_savage_times_the_accuracy_at_the_markers():

@@ -52,7 +52,7 @@ STUDIES = {s.name: s for s in [
           "Condorcet winner, Copeland regret", "mergedts_non_condorcet", online=True),
     Study("mergedts-sensitivity", "MergeDTS paper 6.7: alpha, M and C grids on MSLR-Navigational, counting runs "
           "that lose the Condorcet winner", "mergedts_sensitivity", online=True),
-    Study("rucb-vs-savage", "Thesis ch. 4: RUCB against Condorcet SAVAGE and BTM on 16, 32 and 64 MSLR rankers",
+    Study("rucb-vs-savage", "Thesis ch. 4: RUCB against Condorcet SAVAGE and BTM on 16, 32 and 64 NP2004 rankers",
           "rucb_vs_savage", online=True),
     Study("rcs-vs-rucb", "Thesis ch. 5: RCS against RUCB on 10-armed MSLR problems (alpha = 0.501) and the "
           "alpha = 0.1 stability test", "rcs_vs_rucb", online=True),

@@ -45,15 +45,15 @@ from irbandits.dueling.ucb_multileave import UCBMultileave
 from irbandits.plots import plot_windows
 from irbandits.problems import PreferenceMatrix
 from irbandits.simulate import run_one, simulate
-from irbandits.studies.online import verdict
+from irbandits.studies.online import NP2004, reference, verdict
 
-DATA = Path("../shared/data/ltr/letor3-np2004-fold1/test.txt.gz")
+DATA = NP2004
 DEFAULT = dict(horizon=10**6, runs=3)
 FULL = dict(horizon=2 * 10**6, runs=5)
 CLICKS = "navigational"
 ALPHA = 0.51            # the exploration of MergeDTS and UCB-Multileave in 6.6
 C = 4_000_000           # in ln(t + C): MergeDTS's tuned value, and UCB-Multileave's default
-COMPARISONS = 4000      # per pair, for the reference matrix
+COMPARISONS = 4000      # per pair, for the reference matrix (:func:`~irbandits.studies.online.reference`)
 IMPRESSIONS = 100_000   # per ranker, for each ranker's own CTR and NDCG
 ALL = 0                 # rankers per step: every candidate
 CONFIGS = {  # label -> (algorithm, interleaving or multileaving method, rankers per step; None: pairwise)
@@ -75,19 +75,6 @@ def environment(rankers: Rankers, method: str, per_step: int | None, horizon: in
     else:
         env = MultileaveEnvironment(rankers, CLICKS, method, per_step=per_step or rankers.K)
     return MeteredEnvironment(env, horizon, seed)
-
-
-def reference(rankers: Rankers, seed: int = 0, out: str | Path | None = None) -> PreferenceMatrix:
-    """The reference matrix (probabilistic interleaving, :data:`COMPARISONS` per pair), read from
-    ``out`` when an earlier run kept it there."""
-    path = None if out is None else Path(out) / f"reference-seed{seed}.txt"
-    if path is not None and path.is_file():
-        return PreferenceMatrix.load(path, name="np2004-navigational-pi")
-    est = ClickEnvironment(rankers, CLICKS, "probabilistic").estimate(COMPARISONS, seed=seed)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        est.save(path)
-    return PreferenceMatrix(est.matrix.p, name="np2004-navigational-pi")
 
 
 def candidates(rankers: Rankers, problem: PreferenceMatrix, method: str, horizon: int, seed: int = 0,
@@ -116,7 +103,7 @@ def run_study(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], se
     names, own CTR and NDCG, the Condorcet winner of the reference matrix and UCB-Multileave's
     candidates over time."""
     rankers = read_ltr(data).rankers(features)
-    problem = reference(rankers, seed, out)
+    problem = reference(rankers, seed, out, COMPARISONS, CLICKS)
     tables = []
     for label in configs:
         algorithm, method, per_step = CONFIGS[label]

@@ -16,11 +16,31 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from irbandits.clicks.environment import ClickEnvironment
+from irbandits.clicks.ltr import Rankers
 from irbandits.dueling.base import AlgorithmSpec
 from irbandits.errors import IrbanditsError
 from irbandits.plots import plot_regret
 from irbandits.problems import PreferenceMatrix
 from irbandits.simulate import simulate
+
+NP2004 = Path("../shared/data/ltr/letor3-np2004-fold1/test.txt.gz")  # LETOR 3.0 NP2004, fold 1: 15 queries, 64 features
+
+
+def reference(rankers: Rankers, seed: int = 0, out: str | Path | None = None, comparisons: int = 4000,
+              click_model: str = "navigational") -> PreferenceMatrix:
+    """The rankers' preference matrix from ``comparisons`` probabilistic-interleaving comparisons per
+    pair under ``click_model`` (thesis section 4.4.1: 4,000 per pair, navigational clicks), arms named
+    after the rankers; read from ``out/reference-seed<seed>.txt`` when an earlier run kept it there."""
+    name = f"np2004-{click_model}-pi"
+    path = None if out is None else Path(out) / f"reference-seed{seed}.txt"
+    if path is not None and path.is_file():
+        return PreferenceMatrix.load(path, name=name)
+    est = ClickEnvironment(rankers, click_model, "probabilistic").estimate(comparisons, seed=seed)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        est.save(path)
+    return PreferenceMatrix(est.matrix.p, name=name, arms=est.names)
 
 
 def draw_subset(matrix: PreferenceMatrix, K: int, seed: int, accept: Callable[[PreferenceMatrix], bool], name: str,

@@ -4,11 +4,12 @@
     irbandits reproduce rucb-vs-savage           # 10^6 steps, 20 runs
     irbandits reproduce rucb-vs-savage --full    # the thesis's 4.5 x 10^6 steps, 100 runs
 
-The thesis drew its 16 and 32 rankers at random from the 64 feature rankers of LETOR NP2004 (and
-used all 64), with p_ij estimated from 4,000 interleaved comparisons per pair. Those matrices are
-not in ``../shared/data``; the three problems here are the first draws of 16, 32 and 64 of the 136
-MSLR-Navigational rankers from ``default_rng(0)`` that have a Condorcet winner (:func:`problems`;
-the report lists them).
+As in the thesis (section 4.4.1), the rankers are the 64 feature rankers of LETOR NP2004 and p_ij
+is estimated from 4,000 probabilistic-interleaving comparisons per pair under the navigational click
+model (the one chapter 7 says chapter 4 used), here on the NP2004 fold 1 test queries in
+``../shared/data`` (:func:`matrix`, seed :data:`MATRIX_SEED`, kept in the results directory). The
+thesis drew its 16 and 32 rankers at random and used all 64; the 16 and 32 here are the first
+draws from ``default_rng(0)`` that have a Condorcet winner (:func:`problems`; the report lists them).
 
 RUCB (alpha = 0.51) is horizonless: one run per repetition, its curve at every checkpoint. SAVAGE
 and BTM need the horizon T, so, as in the thesis, each marker of their curves is the final regret
@@ -25,27 +26,39 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from irbandits.clicks.ltr import read_ltr
+from irbandits.errors import IrbanditsError
 from irbandits.plots import plot_accuracy
 from irbandits.problems import PreferenceMatrix
 from irbandits.simulate import checkpoints
-from irbandits.studies.online import draw_subset, final, growth, markdown_table, plot_problems, run_problems, verdict
+from irbandits.studies.online import (NP2004, draw_subset, final, growth, markdown_table, plot_problems, reference,
+                                      run_problems, verdict)
 
-MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
 DEFAULT = dict(horizon=10**6, runs=20)
 FULL = dict(horizon=4_500_000, runs=100)
 SIZES = (16, 32, 64)
 SEED = 0  # of the subset draws
+MATRIX_SEED = 0  # of the interleaved comparisons that estimate the matrix
+COMPARISONS = 4000  # per pair (thesis 4.4.1)
 HORIZONLESS = ["RUCB"]
 WITH_HORIZON = ["Condorcet-SAVAGE", "BTM"]
 SAVAGE, BTM = (f"{a}_T" for a in WITH_HORIZON)
-TITLES = {f"mslr{K}": f"{K} MSLR-Navigational rankers" for K in SIZES}
+TITLES = {f"np2004-{K}": f"{K} NP2004 rankers" for K in SIZES}
 TARGET = 0.8  # the accuracy the thesis times
 
 
-def problems(matrix: str | Path = MSLR) -> dict[str, tuple[np.ndarray, PreferenceMatrix]]:
-    """``mslrK`` for K = 16, 32, 64: the MSLR rankers drawn and their sub-matrix."""
-    full = PreferenceMatrix.load(matrix, name="mslr-navigational")
-    return {f"mslr{K}": draw_subset(full, K, SEED, lambda p: p.condorcet_winner is not None, f"{full.name}-{K}-seed{SEED}")
+def matrix(data: str | Path = NP2004, out: str | Path | None = None, comparisons: int = COMPARISONS) -> PreferenceMatrix:
+    """The preference matrix of the 64 NP2004 feature rankers (:func:`~irbandits.studies.online.reference`
+    with navigational clicks, ``comparisons`` per pair, seed :data:`MATRIX_SEED`; kept in ``out``)."""
+    return reference(read_ltr(data).rankers(), MATRIX_SEED, out, comparisons)
+
+
+def problems(full: PreferenceMatrix) -> dict[str, tuple[np.ndarray, PreferenceMatrix]]:
+    """``np2004-K`` for K = 16, 32, 64: the rankers drawn (all of them for K = 64) and their sub-matrix,
+    each with a Condorcet winner."""
+    if full.condorcet_winner is None:
+        raise IrbanditsError(f"{full.name}: the {full.K} rankers have no Condorcet winner, which section 4.4 needs")
+    return {f"np2004-{K}": draw_subset(full, K, SEED, lambda p: p.condorcet_winner is not None, f"{full.name}-{K}-seed{SEED}")
             for K in SIZES}
 
 
@@ -59,17 +72,25 @@ def markers(horizon: int) -> np.ndarray:
 
 
 def run_study(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], seed: int = 0, jobs: int = 1,
-              out: str | Path | None = None, progress: bool = False, matrix: str | Path = MSLR) -> pd.DataFrame:
+              out: str | Path | None = None, progress: bool = False, data: str | Path = NP2004,
+              comparisons: int = COMPARISONS) -> pd.DataFrame:
     """RUCB's curves, and the final rows of SAVAGE's and BTM's runs at each marker horizon (labelled
-    ``NAME_T``), on the three problems; the tidy table with a ``problem`` column."""
-    probs = {k: p for k, (_, p) in problems(matrix).items()}
+    ``NAME_T``), on the three problems; the tidy table with a ``problem`` column. ``table.attrs`` keeps
+    what the report needs: the matrix (``p``), its rankers' names, the comparisons per pair and each
+    problem's rankers."""
+    full = matrix(data, out, comparisons)
+    drawn = problems(full)
+    probs = {k: p for k, (_, p) in drawn.items()}
     tables = [run_problems(probs, HORIZONLESS, horizon, runs, seed=seed, jobs=jobs, out=out, progress=progress)]
     for T in markers(int(horizon)):
         # starting worker processes costs ~10-20 s (they compile the loops): short marker runs stay here
         part = run_problems(probs, WITH_HORIZON, T, runs, seed=seed, jobs=jobs if T * runs >= 10**7 else 1,
                             out=None if out is None else Path(out) / f"T{T}", progress=progress)
         tables.append(part[part.step == T].assign(algorithm=part.algorithm + "_T"))
-    return pd.concat(tables, ignore_index=True)
+    table = pd.concat(tables, ignore_index=True)
+    table.attrs.update(p=full.p.tolist(), rankers=full.arms, comparisons=comparisons,
+                       problems={k: a.tolist() for k, (a, _) in drawn.items()})
+    return table
 
 
 def at_markers(table: pd.DataFrame) -> pd.DataFrame:
@@ -116,23 +137,26 @@ def claims(table: pd.DataFrame) -> list[tuple[str, str, bool]]:
     return out
 
 
-def report(table: pd.DataFrame, matrix: str | Path = MSLR) -> str:
-    """Markdown: the subsets, each problem's table at the horizon and its accuracy at the markers, then the
-    thesis's claims beside this run's numbers."""
-    probs = problems(matrix)
+def report(table: pd.DataFrame) -> str:
+    """Markdown: the matrix and the subsets, each problem's table at the horizon and its accuracy at the
+    markers, then the thesis's claims beside this run's numbers (the matrix and subsets from ``table.attrs``)."""
+    P, names = np.array(table.attrs["p"]), table.attrs["rankers"]
     f = final(table)
     acc = accuracy(table).sort_index()
     T = int(table.step.max())
     lines = [f"{T:,} steps, {table.run.nunique()} runs per algorithm and horizon (thesis: 4.5 x 10^6 steps, 100 runs); "
              f"arms permuted per run. SAVAGE and BTM are rerun for every marker horizon "
-             f"({', '.join(f'{t:,}' for t in markers(T))}). The thesis's LETOR NP2004 matrices are not in the shared "
-             f"data: the problems are the first draws of K MSLR-Navigational rankers from `default_rng({SEED})` "
-             "with a Condorcet winner."]
+             f"({', '.join(f'{t:,}' for t in markers(T))}). The matrix of the {len(names)} NP2004 feature rankers: "
+             f"{table.attrs['comparisons']:,} probabilistic-interleaving comparisons per pair, navigational clicks, "
+             f"top-10 lists, seed {MATRIX_SEED} (thesis: 4,000 per pair); the 16 and 32 rankers are the first draws "
+             f"from `default_rng({SEED})` with a Condorcet winner."]
     for key, part in f.groupby("problem", sort=False):
-        arms, p = probs[key]
-        cw = p.condorcet_winner
-        gaps = np.delete(p.p[cw], cw) - 0.5
-        lines += ["", f"**{TITLES.get(key, key)}**: rankers {arms.tolist()}; Condorcet winner {arms[cw]} (gaps "
+        arms = table.attrs["problems"][key]
+        cw = PreferenceMatrix(P[np.ix_(arms, arms)]).condorcet_winner
+        gaps = np.delete(P[arms[cw], arms], cw) - 0.5
+        drawn = "all" if len(arms) == len(names) else ", ".join(names[a] for a in arms)
+        lines += ["", f"**{TITLES.get(key, key)}**: {drawn}; Condorcet winner "
+                      f"{names[arms[cw]]} (gaps "
                       f"{gaps.min():.4f} to {gaps.max():.4f}, mean {gaps.mean():.3f})", "", markdown_table(part), "",
                   "Accuracy at the markers: " + "; ".join(
                       f"{a.split('_')[0]} " + " ".join(f"{v:.2f}" for v in acc[key, a].to_numpy())
