@@ -229,6 +229,20 @@ def test_interleaver_matches_interleave_and_takes_any_ids(method):
     assert il.credit([0])[0] == one.credit([0])
 
 
+def test_interleaver_takes_clicks_and_rankings_in_any_form():
+    il = Interleaver("team-draft", length=4, seed=4)
+    shown = il.interleave(np.array([1, 2, 3, 4, 7], np.int32), np.array([3, 1, 5, 6])[::-1][::-1]).tolist()
+    assert shown == [1, 3, 5, 2]                                       # int32 and a view: converted
+    assert il.credit([2])[0] == il.credit(np.array([2]))[0] == il.credit([2, 2, 2, 2, 2])[0] == -1.0
+    assert il.credit(np.array([True, False, False, True]))[0] == 1.0
+    for bad in ([4], [-1], [1, 9], ["x"]):
+        with pytest.raises(IrbanditsError, match="clicked position"):
+            il.credit(bad)
+    with pytest.raises(IrbanditsError, match="3 flags for a shown list of 4"):
+        il.credit(np.ones(3, np.bool_))
+    assert il.credit([0, 1])[1].tolist() == [1, 1]                    # still usable after an error
+
+
 def test_lengths_and_click_models_extend():
     assert ClickModel.named("pbm", length=20).exam[19] == pytest.approx(1 / 20)
     assert ClickModel.named("dcm", length=50).stop_rank[49] == pytest.approx(1 - 0.9 ** 50)
