@@ -282,21 +282,24 @@ def preference_credit(a, na, b, nb, shown, n, assign, prob, clicks):
 # ----- registry -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Method:
-    """An interleaving method: name, one-line description and its two kernels."""
+    """An interleaving method: name, one-line description, its two kernels, and whether it credits
+    clicks per team (``assign`` holds each slot's team, 0 for A, 1 for B)."""
 
     name: str
     description: str
     interleave: Callable
     credit: Callable
+    teams: bool = False
 
 
 METHODS = {m.name: m for m in [
-    Method("team-draft", "team-draft interleaving (Radlinski et al. 2008), clicks per team", team_draft, team_credit),
+    Method("team-draft", "team-draft interleaving (Radlinski et al. 2008), clicks per team", team_draft, team_credit,
+           True),
     Method("balanced", "balanced interleaving (Joachims 2003)", balanced, balanced_credit),
     Method("probabilistic", "probabilistic interleaving (Hofmann et al. 2011), tau = 3, "
            "credit marginalised over assignments", probabilistic, marginalised_credit),
     Method("probabilistic-assignment", "probabilistic interleaving, tau = 3, credit by the actual assignment",
-           probabilistic, team_credit),
+           probabilistic, team_credit, True),
     Method("optimized", "optimized interleaving (Radlinski & Craswell 2013), LP over prefix-constrained lists, "
            "1/rank credit", optimized_interleave, delta_credit),
     Method("roughly-optimized", "roughly optimized interleaving (Manabe et al. 2017): the LP with the "
@@ -390,7 +393,7 @@ def _live(name: str) -> tuple[Callable, Callable]:
       positions ``clicked[:k]`` in ``clicks`` (``k < 0``: ``clicks`` is set already), credits them
       and counts the clicks per ranker into ``counts``; NaN when a position is not in the list."""
     method = get_method(name)
-    interleave_k, credit_k, team = method.interleave, method.credit, method.credit is team_credit
+    interleave_k, credit_k, team = method.interleave, method.credit, method.teams
 
     @njit
     def step(a, b, rng, shown, assign, prob, state):
