@@ -30,19 +30,21 @@ falls back to the roughly-optimized solution, the least-biased distribution, and
 :class:`~irbandits.errors.IrbanditsError` instead.
 
 Everything runs compiled, the LP included: a dense two-phase simplex (:func:`simplex`; the LPs
-have at most ``SAMPLES`` columns of candidates and ``1 + (m - 1) L`` or ``1 + 2 m L`` rows), from
-about 30 times (optimized) to a few times (roughly-optimized) faster than ``scipy.optimize.linprog``
-with HiGHS, whose optimum it matches (the tests check it), and free of the GIL, so comparisons run
-on all threads. The kernels reach it through a C function pointer (:func:`draw`), so that its code
+have at most ``SAMPLES`` columns of candidates and ``1 + (m - 1) L`` or ``1 + 2 m L`` rows): for
+lists of 10, about 30 times faster than ``scipy.optimize.linprog`` with HiGHS on the optimized LP
+and 3 times on the larger roughly-optimized one, with the same optimum (the tests check it), and
+free of the GIL, so comparisons run on all threads. The kernels reach it through a C function pointer (:func:`draw`), so that its code
 is compiled once per process rather than again into every kernel that calls it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numba import carray, cfunc, njit, types
+from numba.extending import overload
 
 from irbandits.clicks.positions import position
 from irbandits.errors import IrbanditsError
@@ -358,28 +360,42 @@ def _draw(lists, lens, roughly, u, shown, credit):
     return n
 
 
-_I64, _F64 = types.CPointer(types.int64), types.CPointer(types.float64)
+@lru_cache(maxsize=None)
+def _draw_c():
+    """:func:`_draw` behind a C function pointer (compiled, or loaded from numba's cache, on first
+    use): its code is compiled once per process, not linked into (and optimised again with) every
+    kernel that calls it. It returns -1 when the LP fails."""
+    I64, F64 = types.CPointer(types.int64), types.CPointer(types.float64)
+
+    @cfunc(types.int64(I64, types.int64, types.int64, I64, types.boolean, types.float64, I64, types.int64, F64,
+                       types.int64), cache=True)
+    def draw_c(lists, m, width, lens, roughly, u, shown, length, credit, columns):
+        try:
+            return _draw(carray(lists, (m, width)), carray(lens, (m,)), roughly, u, carray(shown, (length,)),
+                         carray(credit, (length, columns)))
+        except Exception:
+            return -1
+
+    return draw_c
 
 
-@cfunc(types.int64(_I64, types.int64, types.int64, _I64, types.boolean, types.float64, _I64, types.int64, _F64,
-                   types.int64), cache=True)
-def _draw_c(lists, m, width, lens, roughly, u, shown, length, credit, columns):
-    """:func:`_draw` behind a C function pointer: its code is compiled once, not linked into (and
-    optimised again with) every kernel that calls it. -1: the LP failed."""
-    try:
-        return _draw(carray(lists, (m, width)), carray(lens, (m,)), roughly, u, carray(shown, (length,)),
-                     carray(credit, (length, columns)))
-    except Exception:
-        return -1
-
-
-@njit  # not cached, nor its callers: the address of _draw_c changes with every process
-def draw(lists, lens, roughly, u, shown, credit):
+def draw(lists, lens, roughly, u, shown, credit) -> int:
     """Fill ``shown`` and ``credit[i, r]`` (both C-contiguous) with a list drawn (by the uniform
-    ``u``) from the distribution of ``lists``; the number of results."""
-    lists, lens = np.ascontiguousarray(lists), np.ascontiguousarray(lens)
-    n = _draw_c(lists.ctypes, lists.shape[0], lists.shape[1], lens.ctypes, roughly, u, shown.ctypes, shown.shape[0],
-                credit.ctypes, credit.shape[1])
-    if n < 0:
-        raise ValueError("optimized interleaving: the linear program failed")
-    return n
+    ``u``) from the distribution of ``lists``; the number of results. Kernels call it compiled."""
+    return _draw(np.ascontiguousarray(lists, np.int64), np.ascontiguousarray(lens, np.int64), bool(roughly),
+                 float(u), shown, credit)
+
+
+@overload(draw)
+def _draw_kernel(lists, lens, roughly, u, shown, credit):
+    draw_c = _draw_c()
+
+    def impl(lists, lens, roughly, u, shown, credit):
+        lists, lens = np.ascontiguousarray(lists), np.ascontiguousarray(lens)
+        n = draw_c(lists.ctypes, lists.shape[0], lists.shape[1], lens.ctypes, roughly, u, shown.ctypes,
+                   shown.shape[0], credit.ctypes, credit.shape[1])
+        if n < 0:
+            raise ValueError("optimized interleaving: the linear program failed")
+        return n
+
+    return impl
