@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 from irbandits.cli import app
 from irbandits.clicks.environment import ClickEnvironment
 from irbandits.clicks.ltr import read_ltr
-from irbandits.clicks.multidueling import MultileaveEnvironment
 from irbandits.clicks.stats import (detectable_effect, impressions_needed, leaderboard, pair_stats,
                                     read_comparison_log, win_share_interval)
 from irbandits.errors import IrbanditsError
@@ -132,6 +131,8 @@ def test_multileaved_simulation_logs_every_comparison(tmp_path, method, m):
     rankers compared, their teams (team-draft) or each one's credit (the others; a probabilistic
     multileave spreads every click's credit over the rankers, so the credit sums to the clicks).
     Two per step are interleaved comparisons: without teams their outcome decides."""
+    from irbandits.clicks.multidueling import MultileaveEnvironment
+
     rankers = read_ltr(LGBM).rankers([0, 10, 99, 120, 163])
     P = ClickEnvironment(rankers, "navigational", "team-draft").estimate(100, seed=0).matrix
     log = tmp_path / "log.jsonl"
