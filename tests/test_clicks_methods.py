@@ -109,6 +109,51 @@ def test_optimized_distribution_is_unbiased_at_every_depth(length, roughly):
         assert dist.bias == pytest.approx(np.abs(expected_bias(dist.credit, dist.p)).max())
 
 
+def _highs(credit: np.ndarray, roughly: bool):
+    """The published LPs as scipy's linprog (HiGHS) solves them: the optimum, or None if infeasible."""
+    from scipy.optimize import linprog
+
+    J, L, m = credit.shape
+    cum = np.cumsum(credit, axis=1)
+    seen = np.einsum("i,jir->jr", 1.0 / np.arange(1, L + 1), credit)
+    s = ((seen - seen.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    if not roughly:
+        diff = (cum[:, :, :-1] - cum[:, :, 1:]).reshape(J, -1).T
+        res = linprog(s, A_eq=np.vstack([np.ones(J), diff]), b_eq=np.r_[1.0, np.zeros(len(diff))], method="highs")
+        return res.fun if res.status == 0 else None
+    rows = np.concatenate([(cum[:, :, a] - cum[:, :, b]).T for a in range(m) for b in range(m) if a != b])
+    res = linprog(np.r_[s, np.ones(L)], A_ub=np.hstack([rows, -np.tile(np.eye(L), (m * (m - 1), 1))]),
+                  b_ub=np.zeros(len(rows)), A_eq=np.r_[np.ones(J), np.zeros(L)][None, :], b_eq=[1.0], method="highs")
+    return res.fun
+
+
+def test_compiled_simplex_finds_the_optimum_highs_finds():
+    """On random overlapping rankings (2-4 rankers, lists of 2-12, some shorter) the compiled
+    simplex agrees with HiGHS on feasibility and reaches its optimum; its distribution is one."""
+    gen = np.random.default_rng(7)
+    infeasible = 0
+    for trial in range(60):
+        m, L = (2, 2, 3, 4)[trial % 4], int(gen.integers(2, 13))
+        lens = gen.integers(1, L + 1, size=m)
+        lists = np.full((m, L), -1)
+        for r in range(m):
+            lists[r, :lens[r]] = gen.permutation(L + int(gen.integers(0, L + 1)))[:lens[r]]
+        for roughly in (False, True):
+            d, best = distribution(lists, lens, L, roughly=roughly), _highs(distribution(lists, lens, L).credit, roughly)
+            assert abs(d.p.sum() - 1) < 1e-12 and (d.p >= 0).all()
+            cum = np.einsum("j,jkr->kr", d.p, np.cumsum(d.credit, axis=1))
+            seen = np.einsum("i,jir->jr", 1.0 / np.arange(1, L + 1), d.credit)
+            objective = d.p @ ((seen - seen.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+            if roughly:
+                assert objective + (cum.max(axis=1) - cum.min(axis=1)).sum() == pytest.approx(best, abs=1e-7)
+            elif best is None:
+                infeasible += 1
+                assert not d.unbiased
+            else:
+                assert d.unbiased and objective == pytest.approx(best, abs=1e-7)
+    assert 0 < infeasible < 60
+
+
 def test_infeasible_optimized_falls_back_or_raises():
     """A = [1], B = [1, 2, 3], lists of 3: provably infeasible. Both rankers' best result is 1, so
     slot 1 shows 1; A then has nothing left, so B fills slots 2 and 3: [1, 2, 3] is the only
@@ -227,6 +272,20 @@ def test_interleaver_matches_interleave_and_takes_any_ids(method):
     il = Interleaver(method, seed=9)
     assert il.interleave(a, b).tolist() == one.shown.tolist()
     assert il.credit([0])[0] == one.credit([0])
+
+
+def test_interleaver_takes_clicks_and_rankings_in_any_form():
+    il = Interleaver("team-draft", length=4, seed=4)
+    shown = il.interleave(np.array([1, 2, 3, 4, 7], np.int32), np.array([3, 1, 5, 6])[::-1][::-1]).tolist()
+    assert shown == [1, 3, 5, 2]                                       # int32 and a view: converted
+    assert il.credit([2])[0] == il.credit(np.array([2]))[0] == il.credit([2, 2, 2, 2, 2])[0] == -1.0
+    assert il.credit(np.array([True, False, False, True]))[0] == 1.0
+    for bad in ([4], [-1], [1, 9], ["x"]):
+        with pytest.raises(IrbanditsError, match="clicked position"):
+            il.credit(bad)
+    with pytest.raises(IrbanditsError, match="3 flags for a shown list of 4"):
+        il.credit(np.ones(3, np.bool_))
+    assert il.credit([0, 1])[1].tolist() == [1, 1]                    # still usable after an error
 
 
 def test_lengths_and_click_models_extend():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
@@ -204,10 +205,16 @@ def test_multileave_command_mistakes_are_one_line(tmp_path, args, message):
 
 
 def test_multileave_command_writes_the_usual_table(tmp_path):
+    log = tmp_path / "log.jsonl"
     r = irbandits("simulate", "--ltr", NP2004, "--rankers", "20-27", "--multileave", "4", "-a", "Self-Sparring",
                   "--click-model", "navigational", "--interleaving", "team-draft", "--horizon", "3000", "--runs", "2",
-                  "--out", str(tmp_path / "ml"))
+                  "--out", str(tmp_path / "ml"), "--log-comparisons", str(log))
     assert r.returncode == 0, r.stderr
+    report = irbandits("interleaving-report", str(log), "--format", "csv", "--samples", "10")
+    assert report.returncode == 0, report.stderr
+    pairs = pd.read_csv(io.StringIO(report.stdout.split("# rankers\n")[0].removeprefix("# pairs\n")))
+    lines = log.read_text().splitlines()          # a list of one ranker (Self-Sparring settled) is no comparison
+    assert len(pairs) == 28 and 0 < len(lines) <= 6000 and pairs.comparisons.sum() >= len(lines)
     assert "4 rankers per step (team-draft multileaving)" in " ".join(r.stdout.split())
     table = pd.read_parquet(tmp_path / "ml" / "results.parquet")
     assert set(table.algorithm) == {"Self-Sparring"} and table.step.max() == 3000 and table.run.nunique() == 2

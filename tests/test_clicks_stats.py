@@ -90,17 +90,21 @@ def test_the_log_format(tmp_path):
         '{"rankers": ["b", "a"], "teams": [0, 1], "clicks": [], "query": 3}',           # no click: tie
         '{"rankers": ["a", "b", "c"], "teams": [2, 1, 0, 2], "clicks": [0, 2, 3]}',     # c 2, a 1, b 0
         '{"rankers": ["b", "a"], "teams": [-1, -1], "clicks": [1], "outcome": 1}',      # b wins (no teams)
+        '{"rankers": ["c", "b", "a"], "teams": [-1, -1], "clicks": [1], "credit": [0.25, 0.5, 0.25]}',  # b; a = c
     ]) + "\n")
     c = read_comparison_log(log)
-    assert c.names == ["a", "b", "c"] and c.lines == 5
+    assert c.names == ["a", "b", "c"] and c.lines == 6
     i = c.index
-    assert c.wins[i["a"], i["b"]] == 2 and c.wins[i["b"], i["a"]] == 1 and c.ties[i["a"], i["b"]] == 2
-    assert c.wins[i["c"], i["a"]] == 1 and c.wins[i["c"], i["b"]] == 1 and (c.ties == c.ties.T).all()
-    assert c.impressions.tolist() == [5, 5, 1] and c.clicks.tolist() == [3, 1, 2]
+    assert c.wins[i["a"], i["b"]] == 2 and c.wins[i["b"], i["a"]] == 2 and c.ties[i["a"], i["b"]] == 2
+    assert c.wins[i["c"], i["a"]] == 1 and c.wins[i["c"], i["b"]] == 1 and c.wins[i["b"], i["c"]] == 1
+    assert c.ties[i["a"], i["c"]] == 1 and (c.ties == c.ties.T).all()
+    assert c.impressions.tolist() == [6, 6, 2] and c.clicks.tolist() == [3, 1, 2]
     for line, message in [('{"rankers": ["a"], "teams": [], "clicks": []}', "'rankers' must name at least two"),
                           ('{"rankers": ["a", "b"], "teams": [0, 2], "clicks": []}', "'teams' must be ranker indices"),
                           ('{"rankers": ["a", "b"], "teams": [0, 1], "clicks": [2]}', "'clicks' must be distinct"),
                           ('{"rankers": ["a", "b"], "clicks": []}', "'teams' must be a list, and is missing"),
+                          ('{"rankers": ["a", "b", "c"], "teams": [], "clicks": [], "credit": [1, 2]}',
+                           r"'credit' must be one number per ranker \(3\)"),
                           ('["a"]', "expected a JSON object"), ("{nope", "not JSON")]:
         log.write_text('{"rankers": ["a", "b"], "teams": [0, 1], "clicks": [0]}\n' + line + "\n")
         with pytest.raises(IrbanditsError, match=f"log.jsonl, line 2: {message}"):
@@ -133,6 +137,34 @@ def test_logged_simulation_agrees_with_the_matrix(tmp_path):
     z = [(r.win_share - est.matrix.p[col[r.a], col[r.b]]) / np.hypot(r.se, est.se[col[r.a], col[r.b]])
          for r in pairs.itertuples()]
     assert len(z) == 6 and pairs.comparisons.min() >= 50 and np.abs(z).max() < 3.5, (z, pairs)
+
+
+@pytest.mark.parametrize("method, m", [("team-draft", 3), ("probabilistic", 3),
+                                       ("pairwise-preference", 2)])
+def test_multileaved_simulation_logs_every_comparison(tmp_path, method, m):
+    """A multileaving run with a log runs as without one and logs a line per multileaved list: the
+    rankers compared, their teams (team-draft) or each one's credit (the others; a probabilistic
+    multileave spreads every click's credit over the rankers, so the credit sums to the clicks).
+    Two per step are interleaved comparisons: without teams their outcome decides."""
+    from irbandits.clicks.multidueling import MultileaveEnvironment
+
+    rankers = read_ltr(LGBM).rankers([0, 10, 99, 120, 163])
+    P = ClickEnvironment(rankers, "navigational", "team-draft").estimate(100, seed=0).matrix
+    log = tmp_path / "log.jsonl"
+    runs = [simulate(P, ["Self-Sparring"], horizon=300, runs=1, seed=1, progress=False,
+                     environment=MultileaveEnvironment(rankers, "navigational", method, per_step=m, log=path))
+            for path in (None, log)]
+    pd.testing.assert_frame_equal(*(r.drop(columns="run_seconds") for r in runs))
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    assert 20 < len(lines) <= 300 and read_comparison_log(log).lines == len(lines)   # a list of one ranker: none
+    for rec in lines:
+        assert len(rec["rankers"]) in (2, 3) and len(set(rec["rankers"])) == len(rec["rankers"])
+        if method == "team-draft":
+            assert "credit" not in rec and set(rec["teams"]) <= set(range(len(rec["rankers"])))
+        else:
+            assert set(rec["teams"]) == {-1} and (len(rec["credit"]) == len(rec["rankers"]) if m > 2 else rec["outcome"] in (-1, 0, 1))
+    if method == "probabilistic":
+        assert all(sum(r["credit"]) == pytest.approx(len(r["clicks"])) for r in lines)
 
 
 def test_interleaving_report_cli(tmp_path):

@@ -42,9 +42,9 @@ def simulate(
     fast_forward: bool = typer.Option(True, help="finish a run in closed form once its algorithm's choices can no "
                                       "longer change (MergeDTS, mergeRUCB down to one arm); results are identical"),
     log_comparisons: Optional[Path] = typer.Option(
-        None, help="with --ltr: write every interleaved comparison to this file, one JSON line each (rankers, "
-        "teams, clicks; see `irbandits interleaving-report`); replaced if it exists; runs resumed from --out are "
-        "not run again, so not logged"),
+        None, help="with --ltr: write every interleaved (with --multileave, multileaved) comparison to this file, "
+        "one JSON line each (rankers, teams, clicks; see `irbandits interleaving-report`); replaced if it exists; "
+        "runs resumed from --out are not run again, so not logged"),
 ) -> None:
     """Run dueling-bandit algorithms on a Bernoulli problem, or with --ltr on real interleaved
     comparisons (regret against --matrix, else a matrix estimated first), or with --multileave M
@@ -65,8 +65,8 @@ def simulate(
         specs = multi_dueling_specs(algorithm, ltr, interleaving, multileave)
     else:
         specs = [parse_spec(a) for a in (algorithm or list_algorithms().name)]
-    if log_comparisons and (not ltr or multileave):
-        raise IrbanditsError("--log-comparisons needs --ltr (interleaved comparisons of rankers), without --multileave")
+    if log_comparisons and not ltr:
+        raise IrbanditsError("--log-comparisons needs --ltr (interleaved or multileaved comparisons of rankers)")
     if log_comparisons:
         check_output(log_comparisons, "--log-comparisons")
     environment = ltr_environment(ltr, query_file, click_model, interleaving, rankers, length)[1] if ltr else None

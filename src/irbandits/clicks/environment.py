@@ -10,7 +10,8 @@ proxy; regret is measured against a reference matrix (estimated, or given).
 
 With ``log=PATH`` every interleaved comparison is also appended to ``PATH`` as one JSON line of the
 comparison log (:mod:`irbandits.clicks.stats`): the two rankers, the team of every shown result,
-the clicked positions and the query; for a method without teams (balanced) the outcome's sign.
+the clicked positions and the query; for a method that does not credit clicks per team (all but
+team-draft and probabilistic-assignment) the teams are -1 and the outcome's sign decides.
 The logged kernel draws the same random numbers, so results are the same with and without a log;
 without one the duel kernel is the plain one, untouched.
 
@@ -63,11 +64,25 @@ def duel_kernel(method: str):
 LOG_ROWS = 1 << 18  # comparisons a logging world holds between drains (run_one's chunks are no longer)
 
 
+def append_lines(path: Path, lines: list[str]) -> None:
+    """Append ``lines`` to the log at ``path`` in one locked write (runs in other processes append to
+    the same file)."""
+    data = "".join(lines).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
 @lru_cache(maxsize=None)
 def logged_duel_kernel(method: str):
     """``duel_kernel(method)`` that also records the comparison in the world's log buffer."""
     m = get_method(method)
-    interleave, credit = m.interleave, m.credit
+    interleave, credit, team = m.interleave, m.credit, m.teams
 
     @njit
     def duel(world, env, c, d):
@@ -81,7 +96,7 @@ def logged_duel_kernel(method: str):
         k = count[0]
         who[k, 0], who[k, 1], who[k, 2], outcome[k] = perm[c], perm[d], q, o
         for i in range(shown.shape[0]):
-            teams[k, i] = work[3][i] if shown[i] >= 0 else -2
+            teams[k, i] = (work[3][i] if team else -1) if shown[i] >= 0 else -2
             clicks[k, i] = shown[i] >= 0 and work[6][i]
         count[0] = k + 1
         return uniform(env) < 0.5 * (1.0 + o)
@@ -136,15 +151,7 @@ class ClickEnvironment:
             extra = f', "outcome": {int(np.sign(o))}' if -1 in t else ""
             lines.append(f'{{"rankers": [{names[a]}, {names[b]}], "teams": {t}, "clicks": {np.flatnonzero(c).tolist()}'
                          f'{extra}, "query": {q}}}\n')
-        data = "".join(lines).encode()
-        fd = os.open(self.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # runs in other processes append to the same file
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+        append_lines(self.log, lines)
 
     def estimate(self, comparisons: int = 4000, seed: int = 0, jobs: int | None = None,
                  progress: bool = False, backend: str = "local", address: str | None = None) -> Estimate:

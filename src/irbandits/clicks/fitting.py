@@ -24,11 +24,15 @@ whether it is examined (E); a click is ``E and A``.
   probability ``lambda_r``.
 
 EM runs in compiled kernels, one pass over the sessions per round, from 200,000 sessions
-split over the threads; SQUAREM (Varadhan & Roland 2008) extrapolates every third round, until a change below
-``tol`` in every parameter (at most ``iterations`` rounds). Standard errors come from the observed information
-of each parameter (Louis' formula, one parameter at a time: the complete-data information less the
-variance of the missing data), so they are a little small where parameters are correlated; an
-estimate at 0 or 1 (an item never clicked, say) has none (NaN).
+split over the threads; SQUAREM (Varadhan & Roland 2008) extrapolates every third round, until no
+parameter moves by ``tol`` (0.001) times its sampling scale ``1 / (2 sqrt(n))`` in a cycle of
+three rounds, n being its observations in the E-step (at most ``iterations`` rounds): a parameter
+seen a few times, whose estimate creeps towards 0 or 1, stops as soon as its movement is far
+below its own uncertainty, and one seen a million times (DBN's continuation) goes on until it
+moves less than 5e-7. Standard errors come from the observed information of each parameter
+(Louis' formula, one parameter at a time: the complete-data information less the variance of the
+missing data), so they are a little small where parameters are correlated; an estimate at 0 or 1
+(an item never clicked, say), or within 10 times the stopping tolerance of it, has none (NaN).
 Items never shown in training take the mean of their section.
 
 **Evaluation** (:meth:`FittedClickModel.evaluate`): the log-likelihood (mean per session, natural
@@ -187,14 +191,17 @@ def _estep_dbn(theta, keys, clicks, off, acc):
     A, S, G, L = off[0], off[1], off[2], keys.shape[1]
     f0, f1 = np.empty(L + 1), np.empty(L + 1)     # P(clicks above r, E_r = 0 / 1)
     b0, b1 = np.empty(L + 1), np.empty(L + 1)     # P(clicks from r on | E_r = 0 / 1)
+    av, sv = np.empty(L), np.empty(L)             # the session's attractiveness and satisfaction per rank
     g = theta[G]
+    gz, gq, gv = 0.0, 0.0, 0.0                    # continuation's accumulators, added once at the end
     for n in range(keys.shape[0]):
         m = 0
         while m < L and keys[n, m] >= 0:
+            av[m], sv[m] = theta[A + keys[n, m]], theta[S + keys[n, m]]
             m += 1
         f0[0], f1[0] = 0.0, 1.0
         for r in range(m):
-            a, s = theta[A + keys[n, r]], theta[S + keys[n, r]]
+            a, s = av[r], sv[r]
             if clicks[n, r]:
                 f0[r + 1] = f1[r] * a * (1.0 - (1.0 - s) * g)
                 f1[r + 1] = f1[r] * a * (1.0 - s) * g
@@ -203,34 +210,34 @@ def _estep_dbn(theta, keys, clicks, off, acc):
                 f1[r + 1] = f1[r] * (1.0 - a) * g
         b0[m], b1[m] = 1.0, 1.0
         for r in range(m - 1, -1, -1):
-            a, s = theta[A + keys[n, r]], theta[S + keys[n, r]]
+            a, s = av[r], sv[r]
             if clicks[n, r]:
                 b0[r] = 0.0
                 b1[r] = a * ((1.0 - s) * g * b1[r + 1] + (1.0 - (1.0 - s) * g) * b0[r + 1])
             else:
                 b0[r] = b0[r + 1]
                 b1[r] = (1.0 - a) * (g * b1[r + 1] + (1.0 - g) * b0[r + 1])
-        total = f1[0] * b1[0]
+        inv = 1.0 / (f1[0] * b1[0])               # 1 / P(the session's clicks)
         for r in range(m):
-            u = keys[n, r]
-            a, s = theta[A + u], theta[S + u]
-            e1 = f1[r] * b1[r] / total
+            u, a, s = keys[n, r], av[r], sv[r]
             if clicks[n, r]:
                 _add(acc, A + u, 1.0)
                 stay = (1.0 - s) * (g * b1[r + 1] + (1.0 - g) * b0[r + 1])
-                qs = s * b0[r + 1] / (s * b0[r + 1] + stay)
-                _add(acc, S + u, qs)
+                _add(acc, S + u, s * b0[r + 1] / (s * b0[r + 1] + stay))
                 w = f1[r] * a * (1.0 - s)
             else:
-                _add(acc, A + u, a * (1.0 - e1))
+                _add(acc, A + u, a * (1.0 - f1[r] * b1[r] * inv))
                 w = f1[r] * (1.0 - a)
             if r < m - 1:                 # E_{r+1} is only seen below rank r
-                z = w * (g * b1[r + 1] + (1.0 - g) * b0[r + 1]) / total   # P(E_r, not satisfied | C)
+                x = w * g * b1[r + 1] * inv                      # P(E_r, not satisfied, E_{r+1} | C)
+                z = x + w * (1.0 - g) * b0[r + 1] * inv          # P(E_r, not satisfied | C)
                 if z > 0.0:
-                    q = w * g * b1[r + 1] / total / z
-                    acc[G, 0] += z
-                    acc[G, 1] += z * q
-                    acc[G, 2] += z * q * (1.0 - q)
+                    gz += z
+                    gq += x
+                    gv += x * (1.0 - x / z)
+    acc[G, 0] += gz
+    acc[G, 1] += gq
+    acc[G, 2] += gv
 
 
 @njit(cache=True)
@@ -525,7 +532,7 @@ class FittedClickModel:
             raise IrbanditsError(f"{path}: not a saved click model fit ({exc})") from None
 
 
-def fit_click_model(log: ClickLog, model: str, iterations: int = 500, tol: float = 1e-6) -> FittedClickModel:
+def fit_click_model(log: ClickLog, model: str, iterations: int = 500, tol: float = 1e-3) -> FittedClickModel:
     """Fit ``model`` (pbm, ubm, dbn, sdbn or dcm) to the sessions of ``log`` by EM (see the module)."""
     model = _check_model(model)
     if not log.sessions:
@@ -536,6 +543,7 @@ def fit_click_model(log: ClickLog, model: str, iterations: int = 500, tol: float
     theta = np.full(size, 0.5)
     _fixed(model, theta, sec)
     acc = np.zeros((numba.get_num_threads() if log.sessions >= PARALLEL else 1, size, 3))
+    scale = np.empty(size)        # 1 / (2 sqrt(n)): the largest binomial standard error of n observations
 
     def em(t):
         total = _estep(model, t, log, sec, acc)
@@ -543,6 +551,7 @@ def fit_click_model(log: ClickLog, model: str, iterations: int = 500, tol: float
         new = t.copy()
         new[seen] = np.clip(total[seen, 1] / total[seen, 0], _EPS, 1 - _EPS)
         _fixed(model, new, sec)
+        scale[:] = 0.5 / np.sqrt(np.maximum(total[:, 0], 1.0))
         return new
 
     it = 0
@@ -555,15 +564,17 @@ def fit_click_model(log: ClickLog, model: str, iterations: int = 500, tol: float
         t3 = np.clip(theta - 2 * step * r + step * step * v, _EPS, 1 - _EPS)
         new = em(t3)
         it += 3
-        change = np.abs(new - theta).max()
+        done = (np.abs(new - theta) < tol * scale).all()
         theta = new
-        if change < tol:
+        if done:
             break
     total = _estep(model, theta, log, sec, acc)     # the posterior at the estimate, for the errors
     p = np.clip(theta, _EPS, 1 - _EPS)
     v = p * (1 - p)
     info = total[:, 0] / v - total[:, 2] / v ** 2
-    interior = (theta > 2 * _EPS) & (theta < 1 - 2 * _EPS)   # at a bound the information says nothing
+    # at a bound the information says nothing; an estimate creeping towards one (EM is slow there) is
+    # taken as at it within 10 times the stopping tolerance
+    interior = np.minimum(theta, 1 - theta) - _EPS > np.maximum(_EPS, 10 * tol * scale)
     se = np.where((info > 0) & interior, 1.0 / np.sqrt(np.maximum(info, 1e-300)), np.nan)
     unseen = total[:, 0] == 0
     params, errors = {}, {}

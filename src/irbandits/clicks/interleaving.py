@@ -31,6 +31,7 @@ Lists are at most 10 long (``CUTOFF``). For a live system, :func:`interleave` re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -281,21 +282,24 @@ def preference_credit(a, na, b, nb, shown, n, assign, prob, clicks):
 # ----- registry -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Method:
-    """An interleaving method: name, one-line description and its two kernels."""
+    """An interleaving method: name, one-line description, its two kernels, and whether it credits
+    clicks per team (``assign`` holds each slot's team, 0 for A, 1 for B)."""
 
     name: str
     description: str
     interleave: Callable
     credit: Callable
+    teams: bool = False
 
 
 METHODS = {m.name: m for m in [
-    Method("team-draft", "team-draft interleaving (Radlinski et al. 2008), clicks per team", team_draft, team_credit),
+    Method("team-draft", "team-draft interleaving (Radlinski et al. 2008), clicks per team", team_draft, team_credit,
+           True),
     Method("balanced", "balanced interleaving (Joachims 2003)", balanced, balanced_credit),
     Method("probabilistic", "probabilistic interleaving (Hofmann et al. 2011), tau = 3, "
            "credit marginalised over assignments", probabilistic, marginalised_credit),
     Method("probabilistic-assignment", "probabilistic interleaving, tau = 3, credit by the actual assignment",
-           probabilistic, team_credit),
+           probabilistic, team_credit, True),
     Method("optimized", "optimized interleaving (Radlinski & Craswell 2013), LP over prefix-constrained lists, "
            "1/rank credit", optimized_interleave, delta_credit),
     Method("roughly-optimized", "roughly optimized interleaving (Manabe et al. 2017): the LP with the "
@@ -347,44 +351,85 @@ def clicks_at(clicked_positions, shown: int, out: np.ndarray | None = None) -> n
     clicks = np.zeros(shown, np.bool_) if out is None else out
     clicks[:] = False
     for p in clicked_positions:
-        if not 0 <= int(p) < shown:
-            raise IrbanditsError(f"clicked position {p} is not in the shown list of {shown}")
-        clicks[int(p)] = True
+        try:
+            i = int(p)
+        except (TypeError, ValueError):
+            i = -1
+        if not 0 <= i < shown:
+            raise IrbanditsError(f"clicked position {p!r} is not in the shown list of {shown}")
+        clicks[i] = True
     return clicks
 
 
-_ENTRIES: dict = {}
+@njit(cache=True)
+def _count(a, na, b, nb, shown, n, assign, clicks, team, out):
+    out[:] = 0
+    for i in range(n):
+        if clicks[i]:
+            if team:
+                out[assign[i]] += 1
+            else:
+                out[0] += _position(a, na, shown[i]) >= 0
+                out[1] += _position(b, nb, shown[i]) >= 0
 
 
-def _entries(method: Method) -> tuple[Callable, Callable, Callable]:
-    """The compiled entry points of a method's two kernels: calls without the dispatcher's type
-    resolution (compiled and looked up once per method, on a throwaway list)."""
-    if method.name not in _ENTRIES:
-        from numba import typeof
+def _entry(kernel, *args) -> Callable:
+    """The compiled entry point of ``kernel`` for the types of ``args`` (compiled on them first): a
+    call without the dispatcher's type resolution, for arguments of exactly those types."""
+    from numba import typeof
 
-        x, rng = np.arange(2, dtype=np.int64), new_rng(0)
-        shown, assign, prob, clicks = np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2), np.zeros(2, np.bool_)
-        found = []
-        for kernel, args in ((method.interleave, (x, 2, x, 2, rng, shown, assign, prob)),
-                             (method.credit, (x, 2, x, 2, shown, 2, assign, prob, clicks))):
-            kernel(*args)
-            sig = tuple(typeof(a) for a in args)
-            found.append(next((r.entry_point for k, r in kernel.overloads.items() if tuple(k) == sig), kernel))
-        if "_count" not in _ENTRIES:
-            args = (x, 2, x, 2, shown, 2, assign, clicks, True, np.zeros(2, np.int64))
-            _count(*args)
-            _ENTRIES["_count"] = next(r.entry_point for k, r in _count.overloads.items()
-                                      if tuple(k) == tuple(typeof(a) for a in args))
-        _ENTRIES[method.name] = (*found, _ENTRIES["_count"])
-    return _ENTRIES[method.name]
+    kernel(*args)
+    sig = tuple(typeof(a) for a in args)
+    return next(r.entry_point for k, r in kernel.overloads.items() if tuple(k) == sig)
+
+
+@lru_cache(maxsize=None)
+def _live(name: str) -> tuple[Callable, Callable]:
+    """The :class:`Interleaver`'s two compiled calls for a method (compiled once per process):
+
+    - ``step(a, b, rng, shown, assign, prob, state) -> n`` interleaves the top ``len(shown)`` of
+      ``a`` and ``b`` and keeps ``state = [n, na, nb]``;
+    - ``score(a, b, shown, assign, prob, state, clicked, k, clicks, counts) -> outcome`` marks the
+      positions ``clicked[:k]`` in ``clicks`` (``k < 0``: ``clicks`` is set already), credits them
+      and counts the clicks per ranker into ``counts``; NaN when a position is not in the list."""
+    method = get_method(name)
+    interleave_k, credit_k, team = method.interleave, method.credit, method.teams
+
+    @njit
+    def step(a, b, rng, shown, assign, prob, state):
+        na, nb = min(len(a), len(shown)), min(len(b), len(shown))
+        state[0], state[1], state[2] = interleave_k(a, na, b, nb, rng, shown, assign, prob), na, nb
+        return state[0]
+
+    @njit
+    def score(a, b, shown, assign, prob, state, clicked, k, clicks, counts):
+        n, na, nb = state[0], state[1], state[2]
+        if k >= 0:
+            clicks[:n] = False
+            for i in range(k):
+                if not 0 <= clicked[i] < n:
+                    return np.nan
+                clicks[clicked[i]] = True
+        o = credit_k(a, na, b, nb, shown, n, assign, prob, clicks)
+        _count(a, na, b, nb, shown, n, assign, clicks, team, counts)
+        return o
+
+    x, state, ints = np.arange(2, dtype=np.int64), np.zeros(3, np.int64), np.zeros(2, np.int64)
+    shown, assign, prob, clicks = np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2), np.zeros(2, np.bool_)
+    return (_entry(step, x, x, new_rng(0), shown, assign, prob, state),
+            _entry(score, x, x, shown, assign, prob, state, ints, 0, clicks, ints))
+
+
+_INT64 = np.dtype(np.int64)
 
 
 class Interleaver:
     """A reusable interleaver: built once per method and list length, it interleaves two rankings
-    and credits clicks with preallocated buffers and direct calls of the compiled kernels.
+    and credits clicks with preallocated buffers and one direct call of compiled code each.
 
-    Rankings are document ids: integer arrays go to the kernels as they are, without a copy (the
-    fast path: do not change them before :meth:`credit`); other ids (strings) are encoded first. :meth:`interleave` returns the list to show (a view that the
+    Rankings are document ids: 1-d int64 arrays go to the kernels as they are, without a copy (the
+    fast path: do not change them before :meth:`credit`); other integer arrays are converted and
+    other ids (strings) encoded first. :meth:`interleave` returns the list to show (a view that the
     next call overwrites); :meth:`credit` returns the outcome (> 0: A won) and the clicks per
     ranker: per team for the team methods (team-draft, probabilistic-assignment), else the clicked
     results in each ranker's list (a result in both counts for both).
@@ -403,56 +448,60 @@ class Interleaver:
         self._a = self._b = np.empty(0, np.int64)   # the last rankings (the caller's arrays, not copied)
         self.shown, self.assign, self.prob = np.full(L, -1, np.int64), np.zeros(L, np.int64), np.zeros(L)
         self.clicks, self.counts = np.zeros(L, np.bool_), np.zeros(2, np.int64)
-        self.n, self.na, self.nb, self.ids = 0, 0, 0, None
-        self._team = self.method.credit is team_credit
-        self._interleave, self._credit, self._count = _entries(self.method)
+        self._state, self._clicked = np.zeros(3, np.int64), np.zeros(L, np.int64)   # [n, na, nb]; clicked positions
+        self.n, self.ids = 0, None
+        self._step, self._score = _live(self.method.name)
 
     def interleave(self, a, b) -> np.ndarray:
         """The list to show for rankings ``a`` and ``b`` (best first; their top ``length`` count)."""
-        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype.kind == "i" and b.dtype.kind == "i":
-            self.na, self.nb, self.ids = min(len(a), self.length), min(len(b), self.length), None
-            self._a = a if a.dtype == np.int64 and a.flags.c_contiguous else np.ascontiguousarray(a, np.int64)
-            self._b = b if b.dtype == np.int64 and b.flags.c_contiguous else np.ascontiguousarray(b, np.int64)
+        if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is _INT64 and b.dtype is _INT64
+                and a.ndim == 1 and b.ndim == 1 and a.flags.c_contiguous and b.flags.c_contiguous):
+            self.ids = None
         else:
-            lists, lens, self.ids = encode([a, b], ["ranking A", "ranking B"], self.length)
-            (self._a, self._b), (self.na, self.nb) = lists, lens.tolist()
-        self.n = self._interleave(self._a, self.na, self._b, self.nb, self.rng, self.shown, self.assign, self.prob)
-        return self.shown[:self.n] if self.ids is None else self.ids[self.shown[:self.n]]
+            a, b = self._converted(a, b)
+        self._a, self._b = a, b
+        self.n = n = self._step(a, b, self.rng, self.shown, self.assign, self.prob, self._state)
+        return self.shown[:n] if self.ids is None else self.ids[self.shown[:n]]
+
+    def _converted(self, a, b) -> tuple[np.ndarray, np.ndarray]:
+        """Rankings other than 1-d int64 arrays as such arrays (``ids`` set when encoded)."""
+        if all(isinstance(x, np.ndarray) and x.dtype.kind in "iu" and x.ndim == 1 for x in (a, b)):
+            self.ids = None
+            return np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64)
+        lists, lens, self.ids = encode([a, b], ["ranking A", "ranking B"], self.length)
+        return lists[0, :lens[0]], lists[1, :lens[1]]
 
     def credit(self, clicked) -> tuple[float, np.ndarray]:
         """``(outcome, clicks per ranker)`` for the last list: ``clicked`` is the 0-based clicked
         positions, or a boolean array over the shown list."""
-        if isinstance(clicked, np.ndarray) and clicked.dtype == np.bool_:
-            if len(clicked) != self.n:
-                raise IrbanditsError(f"clicks: {len(clicked)} flags for a shown list of {self.n}")
-            self.clicks[:self.n] = clicked
+        n, k = self.n, -1
+        if type(clicked) is np.ndarray and clicked.dtype == np.bool_:
+            if len(clicked) != n:
+                raise IrbanditsError(f"clicks: {len(clicked)} flags for a shown list of {n}")
+            self.clicks[:n] = clicked
         else:
-            clicks_at(clicked, self.n, self.clicks[:self.n])
-        o = self._credit(self._a, self.na, self._b, self.nb, self.shown, self.n, self.assign, self.prob, self.clicks)
-        self._count(self._a, self.na, self._b, self.nb, self.shown, self.n, self.assign, self.clicks, self._team,
-                    self.counts)
+            buf, k = self._clicked, 0
+            try:
+                for p in clicked:
+                    buf[k] = p
+                    k += 1
+            except (IndexError, OverflowError, TypeError, ValueError):   # repeats, or not positions: say which
+                clicks_at(clicked, n, self.clicks[:n])
+                k = -1
+        o = self._score(self._a, self._b, self.shown, self.assign, self.prob, self._state, self._clicked, k,
+                        self.clicks, self.counts)
+        if o != o:
+            clicks_at(clicked, n)   # raises: a position outside the list
         return o, self.counts
 
     def result(self) -> "Interleaved":
         """The last list as an :class:`Interleaved` (a copy that outlives the next call)."""
-        n = self.n
+        n, na, nb = self._state.tolist()
         lists = np.full((2, self.length), -1, np.int64)
-        lists[0, :self.na], lists[1, :self.nb] = self._a[:self.na], self._b[:self.nb]
+        lists[0, :na], lists[1, :nb] = self._a[:na], self._b[:nb]
         shown = self.shown[:n].copy()
         return Interleaved(self.method, shown if self.ids is None else self.ids[shown], self.assign[:n].copy(),
-                           self.prob[:n].copy(), lists, np.array([self.na, self.nb]), shown)
-
-
-@njit(cache=True)
-def _count(a, na, b, nb, shown, n, assign, clicks, team, out):
-    out[:] = 0
-    for i in range(n):
-        if clicks[i]:
-            if team:
-                out[assign[i]] += 1
-            else:
-                out[0] += _position(a, na, shown[i]) >= 0
-                out[1] += _position(b, nb, shown[i]) >= 0
+                           self.prob[:n].copy(), lists, np.array([na, nb]), shown)
 
 
 @dataclass

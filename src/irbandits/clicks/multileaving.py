@@ -205,14 +205,19 @@ def _multileave_wins(multileave, credit, lists, model, K, m, steps, rng, wins, l
 # ----- registry and public ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Multileaving:
+    """A multileaving method: name, description, its two kernels, and whether it credits clicks per
+    team (``assign`` holds each slot's ranker)."""
+
     name: str
     description: str
     multileave: Callable
     credit: Callable
+    teams: bool = False
 
 
 METHODS = {m.name: m for m in [
-    Multileaving("team-draft", "team-draft multileaving (Schuth et al. 2014)", team_draft_multileave, team_multicredit),
+    Multileaving("team-draft", "team-draft multileaving (Schuth et al. 2014)", team_draft_multileave, team_multicredit,
+                 True),
     Multileaving("probabilistic", "probabilistic multileaving (Schuth et al. 2015), tau = 3, per-slot marginalised credit",
                  probabilistic_multileave, marginalised_multicredit),
     Multileaving("optimized", "optimized multileaving (Schuth et al. 2014), LP over prefix-constrained lists, "

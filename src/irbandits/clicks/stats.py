@@ -32,12 +32,19 @@ detect a given difference with probability ``power``.
 ``rankers`` names the rankers compared (two for interleaving, more for multileaving); ``teams``
 gives, for each shown result, the index in ``rankers`` of the ranker it was credited to (-1: none);
 ``clicks`` the 0-based positions clicked. A ranker's clicks are the clicks on its team; of every
-two rankers of a line, the one with more clicks wins, equal counts are a tie. A two-ranker line may
-carry ``"outcome"`` (a number; > 0: the first ranker won, < 0: the second, 0: a tie) for methods
-that credit without teams (balanced interleaving); it then decides the comparison. Other keys
+two rankers of a line, the one with more clicks wins, equal counts are a tie. For methods that do
+not credit clicks per team (teams -1), a two-ranker line may carry ``"outcome"`` (a number; > 0:
+the first ranker won, < 0: the second, 0: a tie) and a line of any number of rankers ``"credit"``
+(one number per ranker, the method's credit: of every two, the larger wins); it then decides the
+comparison::
+
+    {"rankers": ["bm25", "lm", "dense"], "teams": [-1, -1, -1], "clicks": [2], "credit": [0.2, 0.3, 0.5]}
+
+Other keys
 (``query``, ``docs``, ``algorithm``, ``run``) are kept for the reader and ignored here; blank
 lines and lines starting with ``#`` are skipped. ``irbandits simulate --ltr ...
---log-comparisons PATH`` writes such a log and ``irbandits interleaving-report PATH`` reports it.
+--log-comparisons PATH`` (with ``--multileave M``: multileaved lines) writes such a log and
+``irbandits interleaving-report PATH`` reports it.
 
 >>> W = np.array([[0, 8, 9], [2, 0, 6], [1, 4, 0]])
 >>> rows = leaderboard(["x", "y", "z"], W, np.zeros((3, 3), int), samples=50)
@@ -234,7 +241,7 @@ class ComparisonCounts:
             self.impressions, self.clicks = grow(self.impressions), grow(self.clicks)
         return self.index[name]
 
-    def add(self, rankers: list[str], teams, clicks, outcome: float | None = None) -> None:
+    def add(self, rankers: list[str], teams, clicks, outcome: float | None = None, credit=None) -> None:
         """Count one comparison (see the module's log format)."""
         rows = [self.ranker(r) for r in rankers]
         per = np.zeros(len(rows), np.int64)
@@ -246,6 +253,8 @@ class ComparisonCounts:
         self.lines += 1
         if outcome is not None:
             per = np.array([outcome, -outcome])
+        if credit is not None:
+            per = np.asarray(credit, np.float64)
         for x in range(len(rows)):
             for y in range(x + 1, len(rows)):
                 i, j = rows[x], rows[y]
@@ -263,7 +272,7 @@ class ComparisonCounts:
         return cls([], z, z.copy(), np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 
-def _log_line(where: str, rec: dict) -> tuple[list[str], list[int], list[int], float | None]:
+def _log_line(where: str, rec: dict) -> tuple[list[str], list[int], list[int], float | None, list | None]:
     for key in ("rankers", "teams", "clicks"):
         if not isinstance(rec.get(key), list):
             raise IrbanditsError(f"{where}: {key!r} must be a list" + ("" if key in rec else ", and is missing"))
@@ -277,7 +286,12 @@ def _log_line(where: str, rec: dict) -> tuple[list[str], list[int], list[int], f
                              f"got {clicks}")
     if outcome is not None and (len(rankers) != 2 or not isinstance(outcome, (int, float))):
         raise IrbanditsError(f"{where}: 'outcome' must be a number, and only on a line of two rankers")
-    return [str(r) for r in rankers], teams, clicks, outcome
+    credit = rec.get("credit")
+    if credit is not None and (not isinstance(credit, list) or len(credit) != len(rankers) or outcome is not None
+                               or not all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in credit)):
+        raise IrbanditsError(f"{where}: 'credit' must be one number per ranker ({len(rankers)}), and not beside "
+                             f"'outcome', got {credit}")
+    return [str(r) for r in rankers], teams, clicks, outcome, credit
 
 
 def read_comparison_log(path: str | Path) -> ComparisonCounts:
