@@ -132,14 +132,13 @@ def campaign_quality(cid: int, request: Request) -> dict:
 @router.get("/campaigns/{cid}/judgments", response_class=PlainTextResponse, dependencies=admin)
 def export_judgments(cid: int, request: Request, log: bool = False) -> str:
     """Target answers in log order, without flagged assessors' and retracted ones (quality checks are
-    not judgments of the process); an automatic assessor's id is written ``auto-ID``. With ``?log=1``:
+    not judgments of the process); the assessor listing tells which ids are automatic. With ``?log=1``:
     the whole append-only log, every row with its kind as a last column (answer, test, repeat, retract)."""
     runtime = registry(request).get(cid)
-    automatic = {a.id for a in registry(request).assessors(cid) if a.automatic}
     with runtime.lock:
         if log:
-            return judgments_text(runtime.log, automatic, kinds=True)
-        return judgments_text((j for j in runtime.log if runtime.exported(j)), automatic)
+            return judgments_text(runtime.log, kinds=True)
+        return judgments_text(j for j in runtime.log if runtime.exported(j))
 
 
 @router.get("/campaigns/{cid}/qrels", response_class=PlainTextResponse, dependencies=admin)

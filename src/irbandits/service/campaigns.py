@@ -343,13 +343,11 @@ def _grade(value: float) -> int | float:
     return int(value) if value == int(value) else value
 
 
-def judgments_text(rows, automatic: set[int] = frozenset(), kinds: bool = False) -> str:
-    """The judgments export: ``topic left right winner assessor unix_time`` (preference) or
-    ``topic docno grade assessor unix_time`` (graded), one recorded answer a line, in log order; the
-    assessor of an automatic assessor (in ``automatic``) is written ``auto-ID``; with ``kinds`` each
-    line ends with the row's kind."""
-    who = (lambda j: f"auto-{j.assessor_id}" if j.assessor_id in automatic else j.assessor_id)
+def judgments_text(rows, kinds: bool = False) -> str:
+    """The judgments export: ``topic left right winner assessor_id unix_time`` (preference) or
+    ``topic docno grade assessor_id unix_time`` (graded), one recorded answer a line, in log order;
+    with ``kinds`` each line ends with the row's kind."""
     end = (lambda j: f" {j.kind}\n") if kinds else (lambda j: "\n")
     return "".join(
-        f"{j.topic} {j.left} {j.right} {j.winner} {who(j)} {int(j.created_at)}{end(j)}" if j.right is not None
-        else f"{j.topic} {j.left} {_grade(j.grade)} {who(j)} {int(j.created_at)}{end(j)}" for j in rows)
+        f"{j.topic} {j.left} {j.right} {j.winner} {j.assessor_id} {int(j.created_at)}{end(j)}" if j.right is not None
+        else f"{j.topic} {j.left} {_grade(j.grade)} {j.assessor_id} {int(j.created_at)}{end(j)}" for j in rows)
