@@ -372,7 +372,9 @@ def test_automatic_assessors_answer_a_campaign_and_are_marked_in_exports(service
         service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": name, "automatic": f"auto_judges:{spec}"})
     wait_done(service, cid)
     cheap, *llms = service.admin("GET", f"/api/campaigns/{cid}/assessors").json()
-    assert cheap["tests"] >= 5 and 0.3 < cheap["accuracy"] < 1 and all(x["accuracy"] == 1 for x in llms)
+    # the three threads race for the work, so one oracle may finish before any check reached it
+    assert cheap["tests"] >= 5 and 0.3 < cheap["accuracy"] < 1 and sum(x["tests"] for x in llms) > 0
+    assert all(x["accuracy"] == 1 for x in llms if x["tests"])
     for spec, message in (("auto_judges:nope", "auto_judges has no nope"), ("x", "give module:function")):
         r = service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": "bad", "automatic": spec})
         assert r.status_code == 422 and message in r.json()["detail"]
