@@ -47,16 +47,16 @@ def reference(tmp_path_factory) -> pd.DataFrame:
     return run_experiment(load_spec(write_spec(folder)), folder / "out", progress=False)
 
 
-# the Ray test's grid: tasks long enough (~2 s each on a quiet machine) that the head alone cannot finish them all before the
-# worker node, slower to start, has finished its first one and is killed
-RAY_SPEC = SPEC.replace("horizon = 500000", "horizon = 12000000")
+# the interrupted runs' grid: tasks long enough (~2 s each on a quiet machine) that a run cannot finish them all between
+# its first indexed task and a Ctrl-C, nor the Ray head alone before the worker node has finished its first one and is killed
+LONG_SPEC = SPEC.replace("horizon = 500000", "horizon = 12000000")
 
 
 @pytest.fixture(scope="session")
-def ray_reference(tmp_path_factory) -> pd.DataFrame:
-    """:data:`RAY_SPEC` run in this process by the local backend."""
-    folder = tmp_path_factory.mktemp("ray-reference")
-    return run_experiment(load_spec(write_spec(folder, RAY_SPEC)), folder / "out", progress=False)
+def long_reference(tmp_path_factory) -> pd.DataFrame:
+    """:data:`LONG_SPEC` run in this process by the local backend."""
+    folder = tmp_path_factory.mktemp("long-reference")
+    return run_experiment(load_spec(write_spec(folder, LONG_SPEC)), folder / "out", progress=False)
 
 
 def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> None:
@@ -209,8 +209,8 @@ def test_experiment_rows_equal_simulate_with_the_same_seed(reference):
 
 # ----- Ctrl-C and resume -----------------------------------------------------------------------
 
-def test_sigint_then_resume_gives_the_identical_store(tmp_path, reference):
-    spec, out = write_spec(tmp_path), tmp_path / "out"
+def test_sigint_then_resume_gives_the_identical_store(tmp_path, long_reference):
+    spec, out = write_spec(tmp_path, LONG_SPEC), tmp_path / "out"
     proc = cli("experiment", "run", str(spec), "--out", str(out), "--workers", "2")
     deadline = time.monotonic() + 240
     while not index_lines(out) and proc.poll() is None and time.monotonic() < deadline:
@@ -226,7 +226,7 @@ def test_sigint_then_resume_gives_the_identical_store(tmp_path, reference):
     text, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, err
     assert len(index_lines(out)) == 12 and len({e["key"] for e in index_lines(out)}) == 12
-    same_rows(pd.read_parquet(out / "results.parquet"), reference)
+    same_rows(pd.read_parquet(out / "results.parquet"), long_reference)
 
 
 # ----- the report ------------------------------------------------------------------------------
@@ -305,9 +305,9 @@ def cluster(tmp_path_factory):
             time.sleep(0.5)
 
 
-def test_ray_cluster_survives_a_killed_worker_node_with_identical_rows(tmp_path, cluster, ray_reference):
+def test_ray_cluster_survives_a_killed_worker_node_with_identical_rows(tmp_path, cluster, long_reference):
     address, env, worker_node = cluster
-    spec, out = write_spec(tmp_path, RAY_SPEC), tmp_path / "out"
+    spec, out = write_spec(tmp_path, LONG_SPEC), tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "irbandits.cli", "experiment", "run", str(spec), "--out", str(out),
                              "--backend", "ray", "--address", address], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -329,7 +329,7 @@ def test_ray_cluster_survives_a_killed_worker_node_with_identical_rows(tmp_path,
     assert len(entries) == 12 and len({e["key"] for e in entries}) == 12
     # a task the node finished just before the kill may be indexed after `kept`; the rest ran on the head
     assert any(int(e["worker"].rsplit(":", 1)[1]) not in killed for e in entries[kept:])
-    same_rows(pd.read_parquet(out / "results.parquet"), ray_reference)
+    same_rows(pd.read_parquet(out / "results.parquet"), long_reference)
 
 
 def test_judging_study_on_the_cluster_equals_the_local_run(tmp_path, cluster):
