@@ -147,6 +147,6 @@ def test_judge_run_with_a_grade_oracle_and_errors(campaign):
     assert all(proc.best()[t] == [f"d{t}-0"] for t in proc.topics)   # the grade-3 item of every topic
     for spec, message in (("my_assessors:broken", "assessor my_assessors:broken answered 'equal'"),
                           ("nomodule_xyz:f", "cannot import nomodule_xyz"), ("my_assessors:nope", "has no nope"),
-                          ("justaname", "give module:function")):
+                          ("justaname", "no automatic assessor is registered as 'justaname'")):
         assert message in error("judge", "run", campaign / "qrels", "--assessor", spec, "--queries",
                                 campaign / "queries", "--texts", campaign / "texts", "--state", campaign / "c.json")

@@ -46,14 +46,14 @@ def settings(request, tmp_path):
     """Settings of a fresh, empty database of each kind (PostgreSQL skipped when unreachable)."""
     if request.param == "sqlite":
         yield Settings(db_url=f"sqlite:///{tmp_path / 'service.db'}", admin_token=ADMIN, clock=Clock(),
-                       lease_seconds=60, max_body_bytes=2_000_000)
+                       lease_seconds=60, max_upload_bytes=2_000_000)
         return
     url = _pg_url()
     if url is None:
         pytest.skip("PostgreSQL: IRBANDITS_TEST_PG_URL unset or the server unreachable")
     schema = f"t_{uuid.uuid4().hex[:12]}"
     yield Settings(db_url=url, schema=schema, admin_token=ADMIN, clock=Clock(), lease_seconds=60,
-                   max_body_bytes=2_000_000)
+                   max_upload_bytes=2_000_000, secrets_file=str(tmp_path / "secrets.json"))
     from sqlalchemy import create_engine, text
 
     engine = create_engine(url)

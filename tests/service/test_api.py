@@ -10,6 +10,8 @@ from irbandits.io import read_qrels
 from irbandits.judging.pools import build_pools
 from irbandits.judging.topk import TopKProcess
 
+from .conftest import ADMIN
+
 SCRIPT = 'Best <script>alert("x")</script> & "quotes"'
 
 
@@ -187,8 +189,10 @@ def test_413_by_content_length_and_by_streamed_size(service):
         for _ in range(30):
             yield b"x" * 100_000
 
-    r = service.client.post("/api/campaigns", content=chunks(), headers={"Authorization": "Bearer whatever"})
+    r = service.client.post("/api/campaigns", content=chunks(), headers={"Authorization": f"Bearer {ADMIN}"})
     assert r.status_code == 413
+    r = service.client.post("/api/campaigns", content=chunks(), headers={"Authorization": "Bearer whatever"})
+    assert r.status_code == 401   # the token is checked before the body is read
     assert service.admin("GET", "/api/campaigns").json() == []
 
 
@@ -206,7 +210,8 @@ def test_reload_gives_the_same_task_and_client_id_is_idempotent(service):
     assert second["task"] != first["task"]
     r = service.answer(a, first["task"], "right", "click-2")
     assert r.status_code == 409 and "already answered" in r.json()["detail"]
-    assert service.answer(a, second["task"], "right", "click-1").json() == {"recorded": True}
+    r = service.answer(a, second["task"], "right", "click-1")   # a used client_id with another answer: refused
+    assert r.status_code == 409 and "already recorded another answer" in r.json()["detail"]
     assert len(exported(service, cid)) == 1          # click-1 was recorded once; second still open
     assert service.next(a).json() == second
 
@@ -266,7 +271,9 @@ def test_restart_resumes_where_it_stopped_with_the_state_of_a_replay(service, tm
     assert service.app.state.campaigns.get(cid).judge.process.to_json() == replayed(body, lines, tmp_path).to_json()
     assert service.next(b).json() == open_task                           # the open lease survived
     assert service.answer(b, open_task["task"], oracle(open_task), "b-after").status_code == 200
-    assert service.answer(a, 1, "left", f"{a['id']}-0").json() == {"recorded": True}  # idempotent across restarts
+    first = next(line for line in lines if line[4] == str(a["id"]))        # a's first answer, task 1
+    side = "left" if first[3] == first[1] else "right"
+    assert service.answer(a, 1, side, f"{a['id']}-0").json() == {"recorded": True}  # idempotent across restarts
     work(service, a, prefix="after-")
     work(service, b, prefix="after-")
     service.start()

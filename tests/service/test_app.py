@@ -3,6 +3,7 @@ secrets, and ``irbandits serve`` as a user starts it (or is told how to install 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -13,11 +14,11 @@ import time
 import httpx
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import select
+from sqlalchemy import inspect
 
 from irbandits.service.app import create_app
-from irbandits.service.auth import token_hash
-from irbandits.service.models import AdminCredential, Base
+from irbandits.service.credentials import secrets_path, token_hash
+from irbandits.service.models import Base
 
 from .test_api import SCRIPT, preference_body
 
@@ -27,13 +28,16 @@ def test_migrations_create_exactly_the_models(service):
         assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
 
 
-def test_organiser_token_made_once_and_stored_as_a_hash(settings):
+def test_organiser_token_made_once_and_its_hash_kept_outside_the_database(settings):
     settings.admin_token = None
     first = create_app(settings)
     token = first.state.new_admin_token
     assert token and len(token) >= 40
-    with first.state.sessions() as session:
-        assert [r.token_hash for r in session.scalars(select(AdminCredential))] == [token_hash(token)]
+    path = secrets_path(settings.db_url, settings.secrets_file)
+    assert json.loads(path.read_text())["admin_hash"] == token_hash(token) and path.stat().st_mode & 0o777 == 0o600
+    with first.state.engine.connect() as conn:   # no table of the database holds it
+        tables = inspect(conn).get_table_names()
+        assert "admin_credentials" not in tables and "server_secrets" not in tables
     first.state.engine.dispose()
     second = create_app(settings)                    # a restart prints nothing and keeps the token
     assert second.state.new_admin_token is None and second.state.admin_hash == token_hash(token)

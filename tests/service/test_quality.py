@@ -12,6 +12,8 @@ from irbandits.errors import IrbanditsError
 from irbandits.service.campaigns import check_campaign, make_judge
 from irbandits.service.quality import Signals, Votes, agreement, flag_reason, wilson
 
+from .conftest import Service
+
 TOPICS = 6
 
 
@@ -350,14 +352,26 @@ def wait_done(service, cid: int, seconds: float = 60) -> dict:
     raise AssertionError(f"campaign {cid} not done in {seconds} s: {p}")
 
 
-@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
-def test_automatic_assessors_answer_a_campaign_and_are_marked_in_exports(service, tmp_path, monkeypatch):
+@pytest.fixture
+def automatic(settings, tmp_path, monkeypatch):
+    """A service whose starter registered ``oracle`` and ``noisy`` (``serve --assessor NAME=module:function``)."""
     (tmp_path / "auto_judges.py").write_text(AUTOMATIC)
     monkeypatch.syspath_prepend(str(tmp_path))
+    settings.assessors = {"oracle": "auto_judges:oracle", "noisy": "auto_judges:noisy"}
+    service = Service(settings)
+    yield service
+    service.client.close()
+    service.app.state.campaigns.stop()
+    service.app.state.engine.dispose()
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
+def test_automatic_assessors_answer_a_campaign_and_are_marked_in_exports(automatic):
+    service = automatic
     cid = service.campaign(**quality_body(topics=2))
     ids = []
     for name in ("llm1", "llm2"):  # the final phase asks again for pairs judged when pruning: two are needed
-        r = service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": name, "automatic": "auto_judges:oracle"})
+        r = service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": name, "automatic": "oracle"})
         assert r.status_code == 201
         ids.append(r.json()["id"])
     p = wait_done(service, cid)
@@ -365,16 +379,17 @@ def test_automatic_assessors_answer_a_campaign_and_are_marked_in_exports(service
     assert len(lines) == p["judgments"] > 0 and {int(line[4]) for line in lines} == set(ids)
     assert service.admin("GET", f"/api/campaigns/{cid}/qrels?best=1").text.split()[2::4] == ["t0-0", "t1-0"]
     listed = service.admin("GET", f"/api/campaigns/{cid}/assessors").json()
-    assert listed[0]["automatic"] == "auto_judges:oracle" and listed[0]["accuracy"] == 1.0 and not listed[0]["flagged"]
+    assert listed[0]["automatic"] == "oracle" and listed[0]["accuracy"] == 1.0 and not listed[0]["flagged"]
 
     cid = service.campaign(**quality_body(topics=2))
     for name, spec in (("cheap", "noisy"), ("llm1", "oracle"), ("llm2", "oracle")):
-        service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": name, "automatic": f"auto_judges:{spec}"})
+        service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": name, "automatic": spec})
     wait_done(service, cid)
     cheap, *llms = service.admin("GET", f"/api/campaigns/{cid}/assessors").json()
     # the three threads race for the work, so one oracle may finish before any check reached it
     assert cheap["tests"] >= 5 and 0.3 < cheap["accuracy"] < 1 and sum(x["tests"] for x in llms) > 0
     assert all(x["accuracy"] == 1 for x in llms if x["tests"])
-    for spec, message in (("auto_judges:nope", "auto_judges has no nope"), ("x", "give module:function")):
+    assert service.admin("GET", "/api/automatic-assessors").json() == ["coin", "left", "lexical", "noisy", "oracle"]
+    for spec in ("auto_judges:oracle", "nope"):   # only registered names: a module:function is not imported
         r = service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": "bad", "automatic": spec})
-        assert r.status_code == 422 and message in r.json()["detail"]
+        assert r.status_code == 422 and f"no automatic assessor is registered as {spec!r}" in r.json()["detail"]

@@ -17,22 +17,41 @@ def serve(
     port: int = typer.Option(8000, min=1, max=65535, help="port to listen on"),
     lease: float = typer.Option(600, min=1, help="seconds a task stays leased to one assessor"),
     demo: bool = typer.Option(False, help="load small demo campaigns and an online experiment"),
+    assessor: Optional[list[str]] = typer.Option(
+        None, "--assessor", help="allow an automatic assessor: NAME=module:function (repeatable); requests "
+                                 "name it, beside the built-in and installed ones (entry points irbandits.assessors)"),
+    max_upload: int = typer.Option(64, min=1, help="MiB a campaign upload may have (organiser only); every "
+                                                   "other request is held to 64 KiB"),
+    secrets: Optional[str] = typer.Option(None, help="file (mode 0600) of the organiser token's hash and the "
+                                                     "session key [default: beside a SQLite file, else "
+                                                     "irbandits-DBNAME.secrets.json here]"),
+    forwarded_allow_ips: str = typer.Option("127.0.0.1", help="proxies whose X-Forwarded-For / -Proto are "
+                                                              "trusted (comma-separated, or *)"),
+    ssl_certfile: Optional[str] = typer.Option(None, help="serve HTTPS directly with this certificate"),
+    ssl_keyfile: Optional[str] = typer.Option(None, help="the certificate's private key"),
 ) -> None:
     """Run the judging service (one worker: the processes live in its memory); organiser token from
-    IRBANDITS_ADMIN_TOKEN, else made at first start and printed once."""
+    IRBANDITS_ADMIN_TOKEN, else made at first start and printed once; session key from
+    IRBANDITS_SESSION_SECRET, else kept in the secrets file."""
     import logging
 
     try:
         import uvicorn
 
+        from irbandits.judging.assessors import parse_assessor_option
         from irbandits.service.app import create_app
         from irbandits.service.settings import Settings
     except ImportError as exc:
         raise IrbanditsError(f"irbandits serve needs the service extra ({exc.name} is missing): "
                              f"pip install 'irbandits[service]'") from None
+    if (ssl_certfile is None) != (ssl_keyfile is None):
+        raise IrbanditsError("--ssl-certfile and --ssl-keyfile go together")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)  # one line per plugin at start
-    settings = Settings(db_url=db, lease_seconds=lease, admin_token=os.environ.get("IRBANDITS_ADMIN_TOKEN") or None)
+    allowed = dict(parse_assessor_option(a) for a in assessor or [])
+    settings = Settings(db_url=db, lease_seconds=lease, admin_token=os.environ.get("IRBANDITS_ADMIN_TOKEN") or None,
+                        session_secret=os.environ.get("IRBANDITS_SESSION_SECRET") or None, secrets_file=secrets,
+                        max_upload_bytes=max_upload * 1024 * 1024, assessors=allowed)
     app = create_app(settings)
     links, experiment = {}, None
     if demo:
@@ -41,7 +60,7 @@ def serve(
         links, experiment = load_demo(app), load_demo_experiment(app)
     if app.state.new_admin_token:
         typer.echo(f"organiser token (shown once, only its hash is stored): {app.state.new_admin_token}")
-    url = f"http://{host}:{port}"
+    url = f"{'https' if ssl_certfile else 'http'}://{host}:{port}"
     typer.echo(f"irbandits serve: {url}/ on {settings.db_url.split('://')[0]}")
     if demo:
         typer.echo(f"organiser pages: {url}/admin (log in with the organiser token)")
@@ -49,4 +68,5 @@ def serve(
             typer.echo(f"assessor page, {name}: {url}{path}")
         typer.echo(f"online experiment {experiment['id']}: {url}{experiment['url']} (front-end client token: "
                    f"{experiment['token']})")
-    uvicorn.run(app, host=host, port=port, workers=1, access_log=False, log_level="info")
+    uvicorn.run(app, host=host, port=port, workers=1, access_log=False, log_level="info", proxy_headers=True,
+                forwarded_allow_ips=forwarded_allow_ips, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)

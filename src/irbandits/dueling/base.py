@@ -61,13 +61,13 @@ class Param:
         try:
             if isinstance(value, str):
                 value = _parse_number(value) if self.type in (int, float) else value
-            if self.type is int:
-                if float(value) != int(float(value)):
+            if self.type is int and not isinstance(value, int):
+                if float(value) != int(float(value)) or abs(float(value)) > 2**53:  # a float beyond 2**53 is rounded
                     raise ValueError
                 value = int(float(value))
             else:
                 value = self.type(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise IrbanditsError(
                 f"{algorithm}: parameter {self.name} must be {self.type.__name__}, got {value!r}"
             ) from None

@@ -18,11 +18,13 @@ from starlette.concurrency import run_in_threadpool
 
 from irbandits.errors import IrbanditsError
 from irbandits.service import api
-from irbandits.service.auth import token_hash
 from irbandits.service.campaigns import OPTIONS, check_campaign
+from irbandits.service.credentials import token_hash
+from irbandits.service.guard import client_address
 from irbandits.service.models import Assessor
 from irbandits.service.pages import render
 from irbandits.service.uploads import campaign_body
+from irbandits.service.validation import check_text
 from irbandits.service.websession import (LOGIN_COOKIE, check_csrf, csrf_token, end_session, login_nonce,
                                           require_session, set_login_cookie, start_session)
 
@@ -34,7 +36,7 @@ PLOT_POINTS = 240
 def _login_page(request: Request, error: str = "", status_code: int = 200) -> HTMLResponse:
     nonce = login_nonce(request)
     response = render("admin_login.html", status_code, csrf=csrf_token(request, nonce, "login"), error=error)
-    set_login_cookie(response, nonce)
+    set_login_cookie(request, response, nonce)
     return response
 
 
@@ -45,15 +47,21 @@ def login_form(request: Request) -> HTMLResponse:
 
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request) -> HTMLResponse:
+    """Log in with the organiser token; failures from one address back off (the guard answers 429)."""
     form = await request.form()
     check_csrf(request, form, request.cookies.get(LOGIN_COOKIE), "login")
-    token = str(form.get("token", "")).strip()
+    token, logins = str(form.get("token", "")).strip(), request.app.state.logins
     if not hmac.compare_digest(token_hash(token), request.app.state.admin_hash):
+        logins.failed(client_address(request.scope))
         with request.app.state.sessions() as session:
             assessor = session.scalars(select(Assessor.id).where(Assessor.token_hash == token_hash(token))).first()
         message = ("this is an assessor token: the organiser pages need the organiser token" if assessor is not None
                    else "unknown token: use the organiser token (IRBANDITS_ADMIN_TOKEN, or printed at first start)")
+        wait = logins.wait(client_address(request.scope))
+        if wait > 0:
+            message += f"; too many failed logins: the next try is open in {wait:.0f} s"
         return _login_page(request, message, 403 if assessor is not None else 401)
+    logins.succeeded(client_address(request.scope))
     response = RedirectResponse("/admin", status_code=303)
     start_session(request, response)
     return response
@@ -126,8 +134,10 @@ async def add_assessor(cid: int, request: Request, nonce: str = Depends(require_
     name = str(form.get("name", "")).strip()
     if not 1 <= len(name) <= 200:
         raise HTTPException(422, "assessor name: give 1 to 200 characters")
-    made = await run_in_threadpool(api.add_assessor, cid, api.AssessorIn(name=name), request)
-    return await run_in_threadpool(_dashboard, request, cid, nonce, dict(name=name, url=made["url"]), 201)
+    check_text(name, "assessor name")
+    reg = api.registry(request)
+    _, token = await run_in_threadpool(reg.add_assessor, reg.get(cid), name)
+    return await run_in_threadpool(_dashboard, request, cid, nonce, dict(name=name, url=f"/a/{token}"), 201)
 
 
 @router.post("/campaigns/{cid}/assessors/{aid}/flag")
@@ -135,9 +145,33 @@ async def flag_assessor(cid: int, aid: int, request: Request, nonce: str = Depen
     """Flag or clear an assessor (the form's ``flagged`` is 1 or 0), then back to the dashboard."""
     form = await request.form()
     check_csrf(request, form, nonce)
-    flagged = str(form.get("flagged", "")) == "1"
-    await run_in_threadpool(api.flag_assessor, cid, aid, api.FlagIn(flagged=flagged), request)
+    reg = api.registry(request)
+    runtime = reg.get(cid)
+    reg.assessor(runtime, aid)
+    await run_in_threadpool(runtime.set_flag, aid, str(form.get("flagged", "")) == "1")
     return RedirectResponse(f"/admin/campaigns/{cid}", status_code=303)
+
+
+@router.post("/campaigns/{cid}/assessors/{aid}/revoke")
+async def revoke_assessor(cid: int, aid: int, request: Request, nonce: str = Depends(require_session)) -> RedirectResponse:
+    """Revoke an assessor's link (the form's ``revoked`` is 1) or restore it (0), then back to the dashboard."""
+    form = await request.form()
+    check_csrf(request, form, nonce)
+    reg = api.registry(request)
+    await run_in_threadpool(reg.set_revoked, reg.get(cid), aid, str(form.get("revoked", "")) == "1")
+    return RedirectResponse(f"/admin/campaigns/{cid}", status_code=303)
+
+
+@router.post("/campaigns/{cid}/assessors/{aid}/link", response_class=HTMLResponse)
+async def new_link(cid: int, aid: int, request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
+    """Issue a new link for an assessor (the old one stops working) and show it once."""
+    form = await request.form()
+    check_csrf(request, form, nonce)
+    reg = api.registry(request)
+    runtime = reg.get(cid)
+    name = reg.assessor(runtime, aid).name
+    token = await run_in_threadpool(reg.reissue, runtime, aid)
+    return await run_in_threadpool(_dashboard, request, cid, nonce, dict(name=name, url=f"/a/{token}"), 201)
 
 
 @router.get("/campaigns/{cid}/stats.json")

@@ -4,25 +4,24 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import Field, StrictBool, StrictInt, StrictStr, ValidationError, model_validator
 
 from irbandits.errors import IrbanditsError
 from irbandits.service.assign import Registry
-from irbandits.service.auth import new_token, require_admin, require_assessor, token_hash
+from irbandits.service.auth import require_admin, require_assessor
 from irbandits.service.campaigns import check_campaign, judgments_text
-from irbandits.service.models import Assessor
 from irbandits.service.quality import Signals
+from irbandits.service.validation import Strict
 
 router = APIRouter(prefix="/api")
 _RECORDED = b'{"recorded":true}'
 admin = [Depends(require_admin)]
 
 
-class CampaignIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CampaignIn(Strict):
     name: str = Field(min_length=1, max_length=200)
     kind: Literal["preference", "graded"]
     topics: dict[str, str]
@@ -33,24 +32,32 @@ class CampaignIn(BaseModel):
     options: dict[str, Any] = {}
 
 
-class AssessorIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AssessorIn(Strict):
     name: str = Field(min_length=1, max_length=200)
-    automatic: str | None = Field(None, max_length=200)  # module:function of an automatic assessor
+    automatic: str | None = Field(None, max_length=200)  # the name of a registered automatic assessor
 
 
-class FlagIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    flagged: bool
+class AssessorChange(Strict):
+    """``POST /api/campaigns/{CID}/assessors/{AID}``: any of the flag, the revocation, a new token."""
+
+    flagged: StrictBool | None = None
+    revoked: StrictBool | None = None
+    token: Literal["new"] | None = None
+
+    @model_validator(mode="after")
+    def _something(self):
+        if self.flagged is None and self.revoked is None and self.token is None:
+            raise ValueError('give "flagged", "revoked" or "token": "new"')
+        if self.token is not None and self.revoked:
+            raise ValueError('"token": "new" issues a working token; it cannot go with "revoked": true')
+        return self
 
 
-class UndoIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class UndoIn(Strict):
     client_id: str = Field(min_length=1, max_length=200)
 
 
-class AnswerIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AnswerIn(Strict):
     answer: StrictStr | StrictInt
     client_id: str = Field(min_length=1, max_length=200)
 
@@ -78,23 +85,16 @@ def campaign_progress(cid: int, request: Request) -> dict:
 
 @router.post("/campaigns/{cid}/assessors", status_code=201, dependencies=admin)
 def add_assessor(cid: int, body: AssessorIn, request: Request) -> dict:
+    """A person's link, or (``automatic``: a name of the server's assessor registry) a program at work."""
     reg = registry(request)
-    runtime = reg.get(cid)
-    if body.automatic is not None:
-        from irbandits.judging.assessors import load_assessor
+    aid, token = reg.add_assessor(reg.get(cid), body.name, body.automatic)
+    return {"id": aid, "token": token, "url": f"/a/{token}"}
 
-        if runtime.kind != "preference":
-            raise IrbanditsError("automatic: automatic assessors answer preference campaigns")
-        load_assessor(body.automatic)  # an unknown module or function: 422 naming it
-    token = new_token()
-    with request.app.state.sessions() as session:
-        row = Assessor(campaign_id=cid, name=body.name, token_hash=token_hash(token), revoked=False, flagged=False,
-                       trusted=False, automatic=body.automatic, created_at=request.app.state.settings.clock())
-        session.add(row)
-        session.commit()
-    if body.automatic is not None:
-        reg.start_automatic(runtime, row.id, body.automatic)
-    return {"id": row.id, "token": token, "url": f"/a/{token}"}
+
+@router.get("/automatic-assessors", dependencies=admin)
+def automatic_assessors(request: Request) -> list[str]:
+    """The names ``automatic`` may take: what whoever started the server registered."""
+    return registry(request).automatic.names()
 
 
 @router.get("/campaigns/{cid}/assessors", dependencies=admin)
@@ -102,19 +102,31 @@ def list_assessors(cid: int, request: Request) -> list[dict]:
     """Each assessor with their answers, flag and quality signals (see :mod:`irbandits.service.quality`)."""
     runtime = registry(request).get(cid)
     counts, quality = runtime.answers(), runtime.quality()
+    failed = registry(request).failed
     return [dict(id=a.id, name=a.name, judgments=counts.get(a.id, 0), flagged=a.flagged, revoked=a.revoked,
-                 automatic=a.automatic, **quality.get(a.id, Signals().as_json() | dict(reason=None)))
+                 automatic=a.automatic, failed=failed.get(a.id) if a.automatic else None,
+                 **quality.get(a.id, Signals().as_json() | dict(reason=None)))
             for a in registry(request).assessors(cid)]
 
 
 @router.post("/campaigns/{cid}/assessors/{aid}", dependencies=admin)
-def flag_assessor(cid: int, aid: int, body: FlagIn, request: Request) -> dict:
-    """Set or clear an assessor's flag; the process is rebuilt from the log with or without their answers."""
-    runtime = registry(request).get(cid)
-    if aid not in {a.id for a in registry(request).assessors(cid)}:
-        raise HTTPException(404, f"no assessor {aid} in campaign {cid}")
-    runtime.set_flag(aid, body.flagged)
-    return {"id": aid, "flagged": body.flagged}
+def change_assessor(cid: int, aid: int, body: AssessorChange, request: Request) -> dict:
+    """Flag or clear an assessor (the process is rebuilt from the log with or without their answers),
+    revoke or restore their token, or issue a new one (the old one stops working at once)."""
+    reg = registry(request)
+    runtime = reg.get(cid)
+    reg.assessor(runtime, aid)
+    changed: dict[str, Any] = {"id": aid}
+    if body.flagged is not None:
+        runtime.set_flag(aid, body.flagged)
+        changed["flagged"] = body.flagged
+    if body.revoked is not None:
+        reg.set_revoked(runtime, aid, body.revoked)
+        changed["revoked"] = body.revoked
+    if body.token is not None:
+        token = reg.reissue(runtime, aid)
+        changed |= {"revoked": False, "token": token, "url": f"/a/{token}"}
+    return changed
 
 
 @router.get("/campaigns/{cid}/quality", dependencies=admin)

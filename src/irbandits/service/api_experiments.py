@@ -22,44 +22,55 @@ import re
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from typing import Annotated, Literal
 
-from irbandits.service.auth import bearer_token, new_token, require_admin, token_hash
+from pydantic import BaseModel, Field, StrictBool, StrictInt, ValidationError, model_validator
+
+from irbandits.service.auth import bearer_token, require_admin
+from irbandits.service.credentials import token_hash
 from irbandits.service.experiments import Experiments, check_experiment
-from irbandits.service.models import ExperimentClient
+from irbandits.service.validation import MAX_SEED, Strict
 
 router = APIRouter(prefix="/api")
 admin = [Depends(require_admin)]
 
 
-class ExperimentIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ExperimentIn(Strict):
     name: str = Field(min_length=1, max_length=200)
-    rankers: list[str] = Field(max_length=1000)
+    rankers: list[Annotated[str, Field(max_length=200)]] = Field(max_length=1000)
     algorithm: str = Field(min_length=1, max_length=200)
-    comparison: str = "team-draft"
+    comparison: str = Field("team-draft", max_length=40)
     length: StrictInt = Field(10, ge=1, le=1000)
-    seed: StrictInt = 0
-    horizon: StrictInt | None = Field(None, ge=1)
+    seed: StrictInt = Field(0, ge=0, le=MAX_SEED)
+    horizon: StrictInt | None = Field(None, ge=1, le=MAX_SEED)
 
 
-class ClientIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ClientIn(Strict):
     name: str = Field(min_length=1, max_length=200)
 
 
-class ListsIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ClientChange(Strict):
+    """``POST /api/experiments/{EID}/clients/{ID}``: revoke (or restore) the token, or issue a new one."""
+
+    revoked: StrictBool | None = None
+    token: Literal["new"] | None = None
+
+    @model_validator(mode="after")
+    def _something(self):
+        if (self.revoked is None) == (self.token is None):
+            raise ValueError('give either "revoked" or "token": "new"')
+        return self
+
+
+class ListsIn(Strict):
     lists: dict[str, list[str]]
 
 
-class ClicksIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    clicks: list[StrictInt]
+class ClicksIn(Strict):
+    clicks: list[Annotated[StrictInt, Field(ge=0, le=1_000_000)]] = Field(max_length=1000)
 
 
-class VoteIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class VoteIn(Strict):
     winner: str
 
 
@@ -115,16 +126,24 @@ def list_experiments(request: Request) -> list[dict]:
 
 @router.post("/experiments/{eid}/clients", status_code=201, dependencies=admin)
 def add_client(eid: int, body: ClientIn, request: Request) -> dict:
+    """A client token for one front end of experiment ``eid`` (only its hash is stored)."""
+    cid, token = experiments(request).add_client(eid, body.name)
+    return {"id": cid, "token": token}
+
+
+@router.get("/experiments/{eid}/clients", dependencies=admin)
+def list_clients(eid: int, request: Request) -> list[dict]:
+    return experiments(request).client_list(eid)
+
+
+@router.post("/experiments/{eid}/clients/{client}", dependencies=admin)
+def change_client(eid: int, client: int, body: ClientChange, request: Request) -> dict:
+    """Revoke (or restore) a client token: its next call gets 401; or issue a new one, revoking the old."""
     reg = experiments(request)
-    reg.get(eid)
-    token = new_token()
-    with request.app.state.sessions() as session:
-        row = ExperimentClient(experiment_id=eid, name=body.name, token_hash=token_hash(token),
-                               created_at=request.app.state.settings.clock())
-        session.add(row)
-        session.commit()
-    reg.clients[row.token_hash] = eid
-    return {"id": row.id, "token": token}
+    if body.token is not None:
+        return {"id": client, "revoked": False, "token": reg.reissue_client(eid, client)}
+    reg.set_client_revoked(eid, client, body.revoked)
+    return {"id": client, "revoked": body.revoked}
 
 
 # ----- front ends ----------------------------------------------------------------------------------

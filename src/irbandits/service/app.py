@@ -1,20 +1,16 @@
 """``create_app(settings)``: the FastAPI application of ``irbandits serve``.
 
-At start it migrates the database, loads (or makes) the organiser credential and rebuilds every
-campaign's process by replaying its judgments table (:class:`irbandits.service.assign.Registry`).
-Routers: the judging API (:mod:`irbandits.service.api`); pages and later parts add theirs here. The
-front end's experiment calls are served by :class:`irbandits.service.hotroutes.HotRoutes` in front of
-all of it.
-Requests are logged as method, path, status and time only: ``/a/TOKEN`` paths are masked, and no
-header, body or passage text is ever logged.
+At start it loads (or makes) the secrets kept beside the database (:mod:`irbandits.service.credentials`),
+migrates the database, and rebuilds every campaign's process by replaying its judgments table
+(:class:`irbandits.service.assign.Registry`). Routers: the judging API (:mod:`irbandits.service.api`),
+the experiments' and the pages. The front end's experiment calls are served by
+:class:`irbandits.service.hotroutes.HotRoutes` in front of the routers, and
+:class:`irbandits.service.guard.Guard` stands in front of everything: credentials and body limits before
+any work, security headers and the request log (method, masked path, status, time; never a header,
+body or passage text).
 """
 
 from __future__ import annotations
-
-import json
-import logging
-import re
-import time
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,98 +18,6 @@ from fastapi.responses import JSONResponse
 
 from irbandits.errors import IrbanditsError
 from irbandits.service.settings import Settings
-
-log = logging.getLogger("irbandits.service")
-_SECRET_PATH = re.compile(r"^/a/[^/]+")
-
-
-def masked(path: str) -> str:
-    """A request path fit for the log: the token of ``/a/TOKEN`` replaced by ``***``.
-
-    >>> masked("/a/Xy_z12/next")
-    '/a/***/next'
-    """
-    return _SECRET_PATH.sub("/a/***", path)
-
-
-async def read_body(scope, receive, limit: int) -> bytes | None:
-    """A request's whole body, or None when it is over ``limit`` bytes (by Content-Length or by the bytes
-    streamed; reading stops there)."""
-    declared = next((value for name, value in scope["headers"] if name == b"content-length"), None)
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
-        return None
-    chunks, size, more = [], 0, True
-    while more:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        size += len(chunks[-1])
-        if size > limit:
-            return None
-        more = message.get("more_body", False)
-    return b"".join(chunks)
-
-
-def too_large(limit: int) -> bytes:
-    """The body of a 413."""
-    return json.dumps({"detail": f"request body over the limit of {limit} bytes"}).encode()
-
-
-class BodyLimit:
-    """ASGI middleware: 413 for a body over ``limit`` bytes, by Content-Length or by the bytes streamed."""
-
-    def __init__(self, app, limit: int):
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        body, sent = await read_body(scope, receive, self.limit), False
-        if body is None:
-            return await self._refuse(send)
-
-        async def replay():
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
-
-    async def _refuse(self, send):
-        payload = too_large(self.limit)
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
-        await send({"type": "http.response.body", "body": payload})
-
-
-def log_request(method: str, path: str, status: int, start: float) -> None:
-    """The request's log line: ``METHOD masked-path status time`` (``start``: its ``perf_counter()``)."""
-    log.info("%s %s %d %.1f ms", method, masked(path), status, 1000 * (time.perf_counter() - start))
-
-
-class RequestLog:
-    """ASGI middleware: one log line per request (:func:`log_request`), nothing else."""
-
-    def __init__(self, app):
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        start, status = time.perf_counter(), [500]
-
-        async def sending(message):
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sending)
-        finally:
-            log_request(scope["method"], scope["path"], status[0], start)
 
 
 def validation_message(exc: RequestValidationError) -> str:
@@ -126,22 +30,29 @@ def validation_message(exc: RequestValidationError) -> str:
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """The service app for ``settings``: database migrated, campaigns rebuilt, routers mounted."""
+    """The service app for ``settings``: secrets loaded, database migrated, campaigns rebuilt, routers mounted."""
+    from irbandits.judging.assessors import AssessorRegistry
     from irbandits.service import api, api_experiments, pages
     from irbandits.service.assign import Registry
-    from irbandits.service.auth import AssessorCache, admin_hash
+    from irbandits.service.auth import AssessorCache
+    from irbandits.service.credentials import load_credentials, secrets_path
     from irbandits.service.db import make_engine, migrate, sessions
+    from irbandits.service.guard import Guard, LoginBackoff
     from irbandits.service.hotroutes import HotRoutes
 
     settings = settings or Settings()
+    automatic = AssessorRegistry(settings.assessors)   # --assessor mistakes stop the start here
     engine = make_engine(settings.db_url, settings.schema)
+    credentials = load_credentials(engine, secrets_path(settings.db_url, settings.secrets_file),
+                                   settings.admin_token, settings.session_secret)
     migrate(engine)
     app = FastAPI(title="irbandits", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     app.state.settings, app.state.engine, app.state.sessions = settings, engine, sessions(engine)
-    with app.state.sessions() as session:
-        app.state.admin_hash, app.state.new_admin_token = admin_hash(session, settings.clock, settings.admin_token)
+    app.state.admin_hash, app.state.new_admin_token = credentials.admin_hash, credentials.new_admin_token
+    app.state.session_secret = credentials.session_secret
+    app.state.logins = LoginBackoff(settings.clock)
     app.state.assessor_cache = AssessorCache(engine)
-    app.state.campaigns = Registry.load(app.state.sessions, settings)
+    app.state.campaigns = Registry.load(app.state.sessions, settings, automatic)
     app.router.on_shutdown.append(app.state.campaigns.stop)
 
     @app.exception_handler(RequestValidationError)
@@ -152,12 +63,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def _user_error(request: Request, exc: IrbanditsError):
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
-    app.add_middleware(RequestLog)
     app.include_router(api.router)
     api_experiments.install(app)   # before the pages: each request walks the routes in order
     pages.install(app)
-    # last, so outermost: a front end's experiment calls skip the middleware and routing above
-    app.add_middleware(HotRoutes, routes=api_experiments.HOT, limit=settings.max_body_bytes)
+    # a front end's experiment calls skip FastAPI's routing; the guard stands before everything
+    app.add_middleware(HotRoutes, routes=api_experiments.HOT)
+    app.add_middleware(Guard, limit=settings.max_body_bytes, upload_limit=settings.max_upload_bytes)
     return app
 

@@ -26,16 +26,20 @@ import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Callable
 
 from fastapi import HTTPException
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Engine
 
+from irbandits.errors import IrbanditsError
+from irbandits.judging.assessors import AssessorRegistry, ask
 from irbandits.service.campaigns import answer_value, make_judge
+from irbandits.service.credentials import new_token, token_hash
 from irbandits.service.models import Assessor, CampaignRow, Judgment, Task
 from irbandits.service.quality import Signals, Votes, agreement, flag_reason
 from irbandits.service.settings import Settings
+from irbandits.service.validation import in_range
 
 log = logging.getLogger("irbandits.service")
 
@@ -57,6 +61,15 @@ class Lease:
     kind: str = "answer"  # "answer" (a request of the process), "test" or "repeat" (quality checks)
 
 
+def same_answer(recorded, task_id: int, answer: Any) -> bool:
+    """Whether ``answer`` to ``task_id`` is what the judgments row ``recorded`` holds (a retried answer)."""
+    if recorded.kind == "retract" or recorded.task_id != task_id:
+        return False
+    if recorded.right is not None:
+        return answer in ("left", "right") and recorded.winner == (recorded.left if answer == "left" else recorded.right)
+    return not isinstance(answer, (bool, str)) and answer == recorded.grade
+
+
 class CampaignRuntime:
     """One campaign in memory: its judge (the process), open leases, who answered what, and quality."""
 
@@ -71,7 +84,8 @@ class CampaignRuntime:
         self.mine: dict[int, int] = {}                       # assessor -> their open lease
         self.seen: dict[int, set[tuple]] = defaultdict(set)  # assessor -> request keys answered
         self.per_topic: Counter = Counter()                  # answers fed to the process per topic
-        self.clients: set[tuple[int, str]] = set()           # (assessor, client_id) of every answer
+        self.clients: dict[tuple[int, str], Any] = {}        # (assessor, client_id) -> the row it recorded
+        self.revoked: set[int] = set()                       # assessors whose token is revoked: no more work
         # quality (module irbandits.service.quality)
         self.tests = row.tests or []
         self.test_answer = {self.judge.key(t, a, b): a for t, a, b in self.tests}
@@ -96,7 +110,7 @@ class CampaignRuntime:
         self.log.append(j)
         self.by_id[j.id] = j
         self.changed.set()
-        self.clients.add((j.assessor_id, j.client_id))
+        self.clients[(j.assessor_id, j.client_id)] = j
         if j.kind == "retract":
             self._retract(self.by_id[j.retracts])
             return
@@ -243,8 +257,10 @@ class CampaignRuntime:
         return own[self.rng.choice(keys)]
 
     def next_task(self, assessor: int) -> Lease | None:
-        """The assessor's open lease, else a new one, else None (nothing for them now)."""
+        """The assessor's open lease, else a new one, else None (nothing for them now, or revoked)."""
         with self.lock:
+            if assessor in self.revoked:
+                return None
             now = self.settings.clock()
             self._expire(now)
             if assessor in self.mine:
@@ -272,9 +288,17 @@ class CampaignRuntime:
 
     # ----- answers -----------------------------------------------------------------------------
     def answer(self, assessor: int, task_id: int, answer: Any, client_id: str) -> None:
-        """Record an answer (committed, then applied); raises HTTPException 404 / 409 / 422."""
+        """Record an answer (committed, then applied); raises HTTPException 401 (revoked meanwhile),
+        404 / 409 / 422. A ``client_id`` sent again with the same answer is recorded once; with another
+        answer it gets 409."""
         with self.lock:
-            if (assessor, client_id) in self.clients:
+            if assessor in self.revoked:
+                raise HTTPException(401, "this assessor token is revoked", headers={"WWW-Authenticate": "Bearer"})
+            recorded = self.clients.get((assessor, client_id))
+            if recorded is not None:
+                if not same_answer(recorded, task_id, answer):
+                    raise HTTPException(409, f"client_id {client_id!r} already recorded another answer "
+                                             f"(task {recorded.task_id}); send a new client_id for a new answer")
                 return
             now = self.settings.clock()
             lease = self.leases.get(task_id)
@@ -314,6 +338,18 @@ class CampaignRuntime:
                 del self.leases[self.mine.pop(assessor)]
             return self._lease(assessor, j.topic, j.left, j.right, j.kind, now)
 
+    def set_revoked(self, assessor: int, revoked: bool) -> None:
+        """Stop (or resume) giving ``assessor`` work; a revoked assessor's open lease goes back to the others."""
+        with self.lock:
+            if not revoked:
+                self.revoked.discard(assessor)
+                return
+            self.revoked.add(assessor)
+            lease = self.mine.pop(assessor, None)
+            if lease is not None:
+                self.leases.pop(lease, None)
+            self.changed.set()
+
     # ----- quality -----------------------------------------------------------------------------
     def _check_flag(self, assessor: int) -> None:
         """Flag ``assessor`` (stored, process rebuilt without them) when the flag rule says so."""
@@ -351,6 +387,8 @@ class CampaignRuntime:
 
     def _refuse(self, assessor: int, task_id: int) -> None:
         """Why a task is not open to ``assessor``: 404 (not theirs), 409 (answered or expired)."""
+        if not in_range(task_id):
+            raise HTTPException(404, f"no task {task_id} for this assessor")
         with self.engine.connect() as conn:
             task = conn.execute(select(Task.assessor_id, Task.answered).where(Task.id == task_id)).first()
         if task is None or task.assessor_id != assessor:
@@ -403,23 +441,27 @@ class CampaignRuntime:
 
 
 class Registry:
-    """Every campaign's runtime, rebuilt at start by replaying the judgments table in order."""
+    """Every campaign's runtime, rebuilt at start by replaying the judgments table in order, and the
+    automatic assessors at work (by their names in ``automatic``, the registry of allowed code)."""
 
-    def __init__(self, sessions, settings: Settings):
-        self.sessions, self.settings = sessions, settings
+    def __init__(self, sessions, settings: Settings, automatic: AssessorRegistry):
+        self.sessions, self.settings, self.automatic = sessions, settings, automatic
         self.engine = sessions.kw["bind"]
         self.campaigns: dict[int, CampaignRuntime] = {}
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.workers: list[Automatic] = []
+        self.failed: dict[int, str] = {}   # automatic assessor -> why it stopped
 
     @classmethod
-    def load(cls, sessions, settings: Settings) -> "Registry":
-        registry = cls(sessions, settings)
+    def load(cls, sessions, settings: Settings, automatic: AssessorRegistry) -> "Registry":
+        registry = cls(sessions, settings, automatic)
         with sessions() as session:
             for row in session.scalars(select(CampaignRow).order_by(CampaignRow.id)):
                 registry.campaigns[row.id] = runtime = CampaignRuntime(row, settings, registry.engine)
                 for a in session.scalars(select(Assessor).where(Assessor.campaign_id == row.id)):
+                    if a.revoked:
+                        runtime.revoked.add(a.id)
                     if a.flagged:
                         runtime.flagged.add(a.id)
                         runtime.reasons[a.id] = "flagged before the restart"
@@ -434,15 +476,63 @@ class Registry:
                     runtime.hold(task)
             automatic = session.execute(select(Assessor.campaign_id, Assessor.id, Assessor.automatic).where(
                 Assessor.automatic.is_not(None), Assessor.revoked.is_(False))).all()
-        for cid, aid, spec in automatic:
-            registry.start_automatic(registry.campaigns[cid], aid, spec)
+        for cid, aid, name in automatic:
+            try:
+                registry.start_automatic(registry.campaigns[cid], aid, name)
+            except IrbanditsError as exc:   # no longer registered (or an old module:function): not imported
+                registry.failed[aid] = str(exc)
+                log.warning("automatic assessor %s not started: %s", aid, exc)
         return registry
 
-    def start_automatic(self, runtime: CampaignRuntime, assessor: int, spec: str) -> None:
-        """Run the automatic assessor ``spec`` (module:function) on ``runtime`` in a daemon thread."""
-        worker = Automatic(runtime, assessor, spec, self.stopping)
+    def start_automatic(self, runtime: CampaignRuntime, assessor: int, name: str) -> None:
+        """Run the automatic assessor registered as ``name`` on ``runtime`` in a daemon thread; an unknown
+        name raises :class:`IrbanditsError` and nothing is imported."""
+        worker = Automatic(runtime, assessor, name, self.automatic.get(name), self.stopping, self.failed)
         self.workers.append(worker)
         worker.start()
+
+    def add_assessor(self, runtime: CampaignRuntime, name: str, automatic: str | None = None) -> tuple[int, str]:
+        """A new assessor of ``runtime`` (a person, or the automatic assessor registered as ``automatic``,
+        started at once): ``(id, token)``; only the token's hash is stored."""
+        if automatic is not None:
+            if runtime.kind != "preference":
+                raise IrbanditsError("automatic: automatic assessors answer preference campaigns")
+            self.automatic.get(automatic)   # an unregistered name: 422 naming the registered ones
+        token = new_token()
+        with self.sessions() as session:
+            row = Assessor(campaign_id=runtime.id, name=name, token_hash=token_hash(token), revoked=False,
+                           flagged=False, trusted=False, automatic=automatic, created_at=self.settings.clock())
+            session.add(row)
+            session.commit()
+        if automatic is not None:
+            self.start_automatic(runtime, row.id, automatic)
+        return row.id, token
+
+    def assessor(self, runtime: CampaignRuntime, assessor: int) -> Assessor:
+        """Assessor ``assessor`` of campaign ``runtime``; 404 when it is none of its."""
+        found = next((a for a in self.assessors(runtime.id) if a.id == assessor), None)
+        if found is None:
+            raise HTTPException(404, f"no assessor {assessor} in campaign {runtime.id}")
+        return found
+
+    def set_revoked(self, runtime: CampaignRuntime, assessor: int, revoked: bool) -> None:
+        """Revoke (or restore) an assessor's token: their next call gets 401, their answers stay in the
+        log, their open lease goes to others; an automatic assessor stops."""
+        self.assessor(runtime, assessor)
+        with self.engine.begin() as conn:   # the write empties the token cache (irbandits.service.auth)
+            conn.execute(update(Assessor).where(Assessor.id == assessor).values(revoked=revoked))
+        runtime.set_revoked(assessor, revoked)
+
+    def reissue(self, runtime: CampaignRuntime, assessor: int) -> str:
+        """A new token for an assessor (a new link); the old one stops working at once."""
+        if self.assessor(runtime, assessor).automatic is not None:
+            raise IrbanditsError("token: an automatic assessor has no link to re-issue")
+        token = new_token()
+        with self.engine.begin() as conn:
+            conn.execute(update(Assessor).where(Assessor.id == assessor)
+                         .values(token_hash=token_hash(token), revoked=False))
+        runtime.set_revoked(assessor, False)
+        return token
 
     def stop(self) -> None:
         """Stop the automatic assessors (at shutdown, or before a test starts a new app on the database)."""
@@ -460,6 +550,7 @@ class Registry:
         return runtime
 
     def get(self, campaign_id: int) -> CampaignRuntime:
+        """Campaign ``campaign_id``; 404 when there is none."""
         runtime = self.campaigns.get(campaign_id)
         if runtime is None:
             raise HTTPException(404, f"no campaign {campaign_id}")
@@ -471,34 +562,37 @@ class Registry:
 
 
 class Automatic(threading.Thread):
-    """An automatic assessor: a callable ``f(topic, query, left_text, right_text) -> "left" | "right"``
-    (:mod:`irbandits.judging.assessors`) answering a preference campaign's tasks through the same
-    lease / answer path as a person, so it never gets a pair twice and its answers are logged and
-    checked like anyone's; it waits for the campaign to change when nothing is open for it."""
+    """An automatic assessor: a registered callable ``f(topic, query, left_text, right_text) -> "left" |
+    "right"`` (:mod:`irbandits.judging.assessors`) answering a preference campaign's tasks through the
+    same lease / answer path as a person, so it never gets a pair twice and its answers are logged and
+    checked like anyone's; it waits for the campaign to change when nothing is open for it. When the
+    callable raises (or answers something else) the assessor is marked failed (``failed``) and stops;
+    when it is revoked it stops."""
 
-    def __init__(self, runtime: CampaignRuntime, assessor: int, spec: str, stopping: threading.Event):
+    def __init__(self, runtime: CampaignRuntime, assessor: int, name: str, judge: Callable,
+                 stopping: threading.Event, failed: dict[int, str]):
         super().__init__(daemon=True, name=f"automatic-{assessor}")
-        from irbandits.judging.assessors import load_assessor
-
-        self.runtime, self.assessor, self.spec, self.stopping = runtime, assessor, spec, stopping
-        self.judge = load_assessor(spec)
+        self.runtime, self.assessor, self.name, self.judge = runtime, assessor, name, judge
+        self.stopping, self.failed = stopping, failed
 
     def run(self) -> None:
-        from irbandits.judging.assessors import ask
-
         r = self.runtime
-        while not self.stopping.is_set():
+        self.failed.pop(self.assessor, None)
+        while not self.stopping.is_set() and self.assessor not in r.revoked:
             lease = r.next_task(self.assessor)
             if lease is None:
                 r.changed.wait(0.5)
                 r.changed.clear()
                 continue
             try:
-                side = ask(self.judge, self.spec, lease.topic, r.topics[lease.topic], r.texts[lease.left],
+                side = ask(self.judge, self.name, lease.topic, r.topics[lease.topic], r.texts[lease.left],
                            r.texts[lease.right])
                 r.answer(self.assessor, lease.id, side, f"auto-{lease.id}")
-            except HTTPException:  # the lease expired while the callable thought: ask again
-                continue
-            except Exception:
-                log.exception("automatic assessor %s (%s) stopped", self.assessor, self.spec)
+            except HTTPException as exc:
+                if exc.status_code == 409:   # the lease expired while the callable thought: ask again
+                    continue
+                return                       # revoked meanwhile
+            except Exception as exc:
+                self.failed[self.assessor] = f"{type(exc).__name__}: {exc}"[:500]
+                log.exception("automatic assessor %s (%s) failed and stopped", self.assessor, self.name)
                 return

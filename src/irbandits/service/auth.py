@@ -1,7 +1,8 @@
 """Tokens and roles: ``Authorization: Bearer TOKEN`` on every ``/api/`` call.
 
-Tokens come from :func:`secrets.token_urlsafe` and are stored as SHA-256 hashes only; the organiser
-token is checked with :func:`hmac.compare_digest`, an assessor token is looked up by its hash.
+Tokens come from :func:`irbandits.service.credentials.new_token` and are stored as SHA-256 hashes
+only (the organiser's outside the database); the organiser token is checked with
+:func:`hmac.compare_digest`, an assessor token is looked up by its hash.
 Missing, unknown or revoked tokens get 401, a token of the wrong role 403. Assessors found by their
 hash are kept in memory (:class:`AssessorCache`), so a request costs no database read; any write to
 the assessors table through the service's engine empties that cache, so a revoke holds at once.
@@ -9,9 +10,7 @@ the assessors table through the service's engine empties that cache, so a revoke
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import secrets
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -20,38 +19,9 @@ from fastapi import HTTPException, Request
 from sqlalchemy import bindparam, event, select
 from sqlalchemy.engine import Engine
 
-from irbandits.service.models import AdminCredential, Assessor
-
-
-def new_token() -> str:
-    """A fresh random token (256 bits, URL-safe)."""
-    return secrets.token_urlsafe(32)
-
-
-def token_hash(token: str) -> str:
-    """The SHA-256 hex digest under which a token is stored."""
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def admin_hash(session, clock, token: str | None) -> tuple[str, str | None]:
-    """The organiser token's hash, stored on first start; returns ``(hash, token to print once)``.
-
-    A ``token`` given (from ``IRBANDITS_ADMIN_TOKEN``) replaces the stored hash; with none, the stored
-    hash is kept, or a new token is made and returned so that the caller prints it once.
-    """
-    row = session.scalars(select(AdminCredential).order_by(AdminCredential.id)).first()
-    fresh = None
-    if token is None and row is None:
-        token = fresh = new_token()
-    if token is not None:
-        if row is None:
-            row = AdminCredential(token_hash=token_hash(token), created_at=clock())
-            session.add(row)
-        else:
-            row.token_hash = token_hash(token)
-        session.commit()
-    return row.token_hash, fresh
-
+from irbandits.service.credentials import token_hash
+from irbandits.service.guard import MISSING, bearer_of
+from irbandits.service.models import Assessor
 
 _BY_HASH = select(Assessor.id, Assessor.campaign_id, Assessor.name, Assessor.token_hash,
                   Assessor.revoked).where(Assessor.token_hash == bindparam("digest"))
@@ -124,11 +94,10 @@ def bearer(request: Request) -> str:
 
 def bearer_token(authorization: str) -> str:
     """The token of an ``Authorization`` header's value; 401 when it names none."""
-    scheme, _, token = authorization.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise HTTPException(401, "missing bearer token (Authorization: Bearer TOKEN)",
-                            headers={"WWW-Authenticate": "Bearer"})
-    return token.strip()
+    token = bearer_of(authorization)
+    if token is None:
+        raise HTTPException(401, MISSING, headers={"WWW-Authenticate": "Bearer"})
+    return token
 
 
 def _assessor(request: Request, token: str) -> Assessed | None:

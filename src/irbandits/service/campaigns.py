@@ -29,12 +29,17 @@ import pandas as pd
 
 from irbandits.dueling.base import Param
 from irbandits.errors import IrbanditsError
+from irbandits.service.validation import MAX_SEED, check_text
 
 _NAME = re.compile(r"^[A-Za-z0-9._+-]{1,100}$")
 
 
 def _at_least(low: int) -> tuple[Callable[[Any], bool], str]:
-    return (lambda v: v >= low), f">= {low}"
+    return (lambda v: low <= v <= 10**6), f"in [{low}, 10**6]"
+
+
+def _seed() -> tuple[Callable[[Any], bool], str]:
+    return (lambda v: 0 <= v <= MAX_SEED), "a whole number in [0, 2**63)"
 
 
 OPTIONS: dict[str, tuple[Param, ...]] = {
@@ -45,7 +50,7 @@ OPTIONS: dict[str, tuple[Param, ...]] = {
         Param("extra", int, 0, "extra finalization phases", *_at_least(0)),
         Param("k", int, 5, "depth of the preference qrels (extended for ties)", *_at_least(1)),
         Param("keep", str, "wins", "pruning rule: wins or borda", lambda v: v in ("wins", "borda"), "wins or borda"),
-        Param("seed", int, 0, "seeds the pairings and the left / right placement"),
+        Param("seed", int, 0, "seeds the pairings and the left / right placement", *_seed()),
         Param("assessors_per_pair", int, 1, "different assessors answering each request", *_at_least(1)),
         Param("test_rate", float, 3 / 13, "share of each assessor's tasks that are quality checks (study: 3 in 13)",
               lambda v: 0 <= v < 1, "in [0, 1)"),
@@ -62,7 +67,7 @@ OPTIONS: dict[str, tuple[Param, ...]] = {
         Param("budget", int, None, "judgments per topic (default: the whole pool)", *_at_least(1)),
         Param("grades", list, [0, 1, 2, 3], "the grades an assessor may give"),
         Param("relevant_grade", float, 1.0, "grades >= this count as relevant for the method"),
-        Param("seed", int, 0, "seed of a random method"),
+        Param("seed", int, 0, "seed of a random method", *_seed()),
     ),
 }
 
@@ -105,6 +110,7 @@ def check_campaign(body: dict[str, Any]) -> dict[str, Any]:
     """
     from irbandits.io import read_qrels, read_runs
 
+    check_text(body, "campaign")
     kind, topics, texts = body["kind"], body["topics"], body["texts"]
     options = check_options(kind, body.get("options") or {})
     if kind == "preference":
@@ -123,9 +129,10 @@ def check_campaign(body: dict[str, Any]) -> dict[str, Any]:
         tests = None
         if not body.get("runs") or body.get("qrels"):
             raise IrbanditsError("a graded campaign needs runs (and no qrels): its pools are built from runs")
-        bad = [name for name in body["runs"] if not _NAME.match(name)]
+        bad = [name for name in body["runs"] if not _NAME.match(name) or not name.strip(".")]
         if bad:
-            raise IrbanditsError(f"runs: the run name {bad[0]!r} may only use letters, digits and . _ + -")
+            raise IrbanditsError(f"runs: the run name {bad[0]!r} may only use letters, digits and . _ + - "
+                                 f"(and not only dots)")
         from irbandits.pooling import build_pools
 
         runs = _read(read_runs, "runs", {f"runs/{name}": text for name, text in body["runs"].items()})

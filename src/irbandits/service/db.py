@@ -13,6 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from irbandits.errors import IrbanditsError
+from irbandits.service.credentials import create_private, sqlite_path
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -25,8 +26,12 @@ def make_engine(url: str, schema: str | None = None) -> Engine:
     last commits (FULL would fsync each commit for that). PostgreSQL keeps synchronous_commit on.
 
     ``schema`` (PostgreSQL only) becomes the connection's ``search_path``; it is created if missing.
+    A new SQLite file is created with mode 0600 (SQLite gives its WAL and shared-memory files the same).
     """
     if url.startswith("sqlite"):
+        path = sqlite_path(url)
+        if path is not None:
+            create_private(path)
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
         @event.listens_for(engine, "connect")

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 from fastapi import HTTPException
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
 from irbandits.clicks.interleaving import CUTOFF, METHODS, Interleaved, encode, get_method, interleave
@@ -57,8 +57,10 @@ from irbandits.errors import IrbanditsError
 from irbandits.rng import new_rng, uniform
 from irbandits.clicks.stats import leaderboard
 from irbandits.service.logwriter import LogWriter
-from irbandits.service.models import ExperimentRow, Impression, Outcome
+from irbandits.service.credentials import new_token, token_hash
+from irbandits.service.models import ExperimentClient, ExperimentRow, Impression, Outcome
 from irbandits.service.settings import Settings
+from irbandits.service.validation import check_text, in_range
 
 COMPARISONS = tuple(METHODS)
 _INTERLEAVE, _COIN = 1, 2   # spawn keys of an impression's generators
@@ -82,6 +84,7 @@ def check_experiment(body: dict[str, Any]) -> dict[str, Any]:
 
     Raises :class:`IrbanditsError` with one message naming the field and the problem.
     """
+    check_text(body, "experiment")
     rankers = body["rankers"]
     if len(rankers) < 2 or len(set(rankers)) != len(rankers) or any(not r for r in rankers):
         raise IrbanditsError(f"rankers: give at least 2 different non-empty names, got {rankers!r}")
@@ -425,8 +428,6 @@ class Experiments:
 
     @classmethod
     def load(cls, sessions, settings: Settings) -> "Experiments":
-        from irbandits.service.models import ExperimentClient
-
         self = cls(sessions, settings)
         with sessions() as session:
             for row in session.scalars(select(ExperimentRow).order_by(ExperimentRow.id)):
@@ -434,7 +435,8 @@ class Experiments:
                 self.experiments[row.id] = runtime
                 runtime.rebuild()
                 self.owner.update((iid, row.id) for iid in runtime.open)
-            self.clients = dict(session.execute(select(ExperimentClient.token_hash, ExperimentClient.experiment_id)).all())
+            self.clients = dict(session.execute(select(ExperimentClient.token_hash, ExperimentClient.experiment_id)
+                                                .where(ExperimentClient.revoked.is_(False))).all())
         return self
 
     def create(self, fields: dict[str, Any]) -> ExperimentRuntime:
@@ -457,9 +459,60 @@ class Experiments:
     def of_impression(self, iid: int, allowed: int | None = None) -> ExperimentRuntime:
         """The experiment of impression ``iid``; 404 when unknown or another experiment's."""
         eid = self.owner.get(iid)
-        if eid is None:
+        if eid is None and in_range(iid):
             with self.engine.connect() as conn:
                 eid = conn.execute(select(Impression.experiment_id).where(Impression.id == iid)).scalar()
         if eid is None or (allowed is not None and allowed != eid):
             raise HTTPException(404, f"no impression {iid}")
         return self.experiments[eid]
+
+    # ----- client tokens -------------------------------------------------------------------------------
+    def add_client(self, eid: int, name: str) -> tuple[int, str]:
+        """A client token for a front end of experiment ``eid``: ``(id, token)``; only its hash is stored."""
+        self.get(eid)
+        token = new_token()
+        with self.sessions() as session:
+            row = ExperimentClient(experiment_id=eid, name=name, token_hash=token_hash(token), revoked=False,
+                                   created_at=self.settings.clock())
+            session.add(row)
+            session.commit()
+        self.clients[row.token_hash] = eid
+        return row.id, token
+
+    def client_list(self, eid: int) -> list[dict[str, Any]]:
+        """Experiment ``eid``'s client tokens (without the tokens): id, name, created_at, revoked."""
+        self.get(eid)
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(ExperimentClient.id, ExperimentClient.name, ExperimentClient.created_at,
+                                       ExperimentClient.revoked).where(ExperimentClient.experiment_id == eid)
+                                .order_by(ExperimentClient.id)).all()
+        return [dict(id=r.id, name=r.name, created_at=r.created_at, revoked=r.revoked) for r in rows]
+
+    def _client(self, eid: int, client: int) -> ExperimentClient:
+        self.get(eid)
+        with self.sessions() as session:
+            row = session.get(ExperimentClient, client) if in_range(client) else None
+        if row is None or row.experiment_id != eid:
+            raise HTTPException(404, f"no client {client} of experiment {eid}")
+        return row
+
+    def set_client_revoked(self, eid: int, client: int, revoked: bool) -> None:
+        """Revoke (or restore) a client token of experiment ``eid``: its next call gets 401."""
+        row = self._client(eid, client)
+        with self.engine.begin() as conn:
+            conn.execute(update(ExperimentClient).where(ExperimentClient.id == client).values(revoked=revoked))
+        if revoked:
+            self.clients.pop(row.token_hash, None)
+        else:
+            self.clients[row.token_hash] = eid
+
+    def reissue_client(self, eid: int, client: int) -> str:
+        """A new token for client ``client`` of experiment ``eid``; the old one stops working at once."""
+        row = self._client(eid, client)
+        token = new_token()
+        with self.engine.begin() as conn:
+            conn.execute(update(ExperimentClient).where(ExperimentClient.id == client)
+                         .values(token_hash=token_hash(token), revoked=False))
+        self.clients.pop(row.token_hash, None)
+        self.clients[token_hash(token)] = eid
+        return token

@@ -3,28 +3,20 @@
 Judging campaigns keep their inputs (queries, texts, pools, options) and an append-only log of
 answers (:class:`Judgment`, ordered by ``id``); the process state is rebuilt by replaying that log.
 :class:`Task` rows are the leases of the assignment engine. Later parts (online experiments) add
-their own tables to the same ``Base`` and one migration each to the same chain.
+their own tables to the same ``Base`` and one migration each to the same chain. The service's
+secrets are not here: they are kept outside the database (:mod:`irbandits.service.credentials`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
 class Base(DeclarativeBase):
     pass
-
-
-class AdminCredential(Base):
-    """The organiser token, as its SHA-256 hash only."""
-
-    __tablename__ = "admin_credentials"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    token_hash: Mapped[str] = mapped_column(String(64))
-    created_at: Mapped[float] = mapped_column(Float)
 
 
 class CampaignRow(Base):
@@ -53,7 +45,7 @@ class Assessor(Base):
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
     trusted: Mapped[bool] = mapped_column(Boolean, default=False)  # the organiser cleared a flag: no auto-flag
-    automatic: Mapped[str | None] = mapped_column(String(200), nullable=True)  # module:function of a program
+    automatic: Mapped[str | None] = mapped_column(String(200), nullable=True)  # registered name of a program
     created_at: Mapped[float] = mapped_column(Float)
 
 
@@ -104,8 +96,8 @@ class ExperimentRow(Base):
     rankers: Mapped[list[str]] = mapped_column(JSON)
     algorithm: Mapped[str] = mapped_column(String(200))     # as ``irbandits simulate --algorithm`` takes it
     comparison: Mapped[str] = mapped_column(String(40))     # an interleaving method of irbandits.clicks
-    seed: Mapped[int] = mapped_column(Integer)
-    horizon: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    horizon: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     created_at: Mapped[float] = mapped_column(Float)
 
 
@@ -117,6 +109,7 @@ class ExperimentClient(Base):
     experiment_id: Mapped[int] = mapped_column(ForeignKey("experiments.id"), index=True)
     name: Mapped[str] = mapped_column(String(200))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[float] = mapped_column(Float)
 
 

@@ -2,39 +2,48 @@
 
 :func:`install` mounts everything the pages need on the app (``create_app`` calls it last): the
 assessor page and its progress route (here), the organiser pages (:mod:`irbandits.service.admin`),
-``/static`` and a middleware that sets the Content-Security-Policy and friends on every response.
+``/static``; the Content-Security-Policy and friends are set on every response by
+:class:`irbandits.service.guard.Guard`.
 
 The assessor page is a shell: ``static/assessor.js`` reads the token from the page's own URL and
 calls the JSON API (``/api/next``, ``/api/tasks/{TID}/answer``, ``/api/me``) on the same origin with
 it as a Bearer token. The HTML never contains the token; ``Referrer-Policy: no-referrer`` keeps the
-URL from leaving the site; the request log masks ``/a/TOKEN`` (:func:`irbandits.service.app.masked`).
-Every text is escaped: Jinja2 autoescaping on the server, ``textContent`` in the scripts.
+URL from leaving the site; the request log masks ``/a/TOKEN`` (:func:`irbandits.service.guard.masked`).
+Every text is escaped (Jinja2 autoescaping on the server, ``textContent`` in the scripts) and shown
+without bidirectional control characters (:func:`shown`, and the same in the scripts).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup
 from sqlalchemy import select
 
 from irbandits.service.auth import Assessed, require_assessor, token_hash
 from irbandits.service.models import Assessor
 
 HERE = Path(__file__).parent
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(value):
+    """A value as a page shows it: text without bidirectional overrides, embeddings and isolates, so
+    that no name or passage displays reversed or reorders its neighbours (styles isolate each one).
+
+    >>> shown("\u202egnp.exe") + " " + str(shown(3))
+    'gnp.exe 3'
+    """
+    return BIDI_CONTROLS.sub("", value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
 TEMPLATES = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, trim_blocks=True,
-                        lstrip_blocks=True)
-SECURITY_HEADERS = {
-    "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                                "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Cross-Origin-Opener-Policy": "same-origin",
-}
+                        lstrip_blocks=True, finalize=shown)
 GRADE_LABELS = {0: "Irrelevant", 1: "Related", 2: "Highly relevant", 3: "Perfectly relevant"}
 
 router = APIRouter()
@@ -47,38 +56,12 @@ def render(name: str, status_code: int = 200, **context) -> HTMLResponse:
 
 
 def install(app: FastAPI) -> None:
-    """Add the pages, ``/static`` and the security headers to the service ``app``."""
+    """Add the pages and ``/static`` to the service ``app``."""
     from irbandits.service import admin
-    from irbandits.service.websession import load_secret
 
-    app.state.web_secret = load_secret(app.state.sessions, app.state.settings.clock)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(router)
     app.include_router(admin.router)
-
-    app.add_middleware(SecurityHeaders)
-
-
-class SecurityHeaders:
-    """ASGI middleware: :data:`SECURITY_HEADERS` on every response that does not set them itself (a plain
-    ASGI wrapper: Starlette's ``@app.middleware("http")`` costs a task and a stream per request)."""
-
-    HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
-
-    def __init__(self, app):
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-
-        async def sending(message):
-            if message["type"] == "http.response.start":
-                have = {name.lower() for name, _ in message.get("headers", ())}
-                message["headers"] = [*message.get("headers", ()), *(h for h in self.HEADERS if h[0] not in have)]
-            await send(message)
-
-        await self.app(scope, receive, sending)
 
 
 @router.get("/", include_in_schema=False)

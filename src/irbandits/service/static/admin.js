@@ -1,4 +1,4 @@
-// Organiser pages: the creation form's kind switch, copy buttons, and the dashboard's live numbers and plot
+// Organiser pages: the creation form's kind switch, copy buttons, confirmations, and the dashboard's live numbers and plot
 // (refreshed every 5 seconds from /admin/campaigns/CID/stats.json). Texts are set with textContent.
 "use strict";
 (() => {
@@ -23,11 +23,18 @@
     button.textContent = "Copied";
   }));
 
+  // ----- forms that revoke or replace a link ask first -----
+  document.querySelectorAll("form[data-confirm]").forEach((f) => f.addEventListener("submit", (e) => {
+    if (!window.confirm(f.dataset.confirm)) e.preventDefault();
+  }));
+
+  // after a POST that shows a new link or token once, make a reload a plain GET of the page
+  const page = document.querySelector("[data-page]");
+  if (page) history.replaceState(null, "", page.dataset.page);
+
   // ----- dashboard -----
   const dashboard = document.getElementById("dashboard");
   if (!dashboard) return;
-  // after "add assessor" the page is the POST's answer: make a reload a plain GET (the link is shown once)
-  history.replaceState(null, "", dashboard.dataset.page);
 
   function el(name, attrs, text) {
     const node = document.createElementNS(SVG, name);

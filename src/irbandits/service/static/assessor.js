@@ -1,6 +1,6 @@
 // The assessor page: fetch the next task, show it, send the answer; keyboard first.
 // The token is read from this page's URL (/a/TOKEN) and sent only to this origin's /api/.
-// Texts are set with textContent, never parsed as HTML.
+// Texts are set with textContent, never parsed as HTML, without bidirectional control characters.
 "use strict";
 (() => {
   const $ = (id) => document.getElementById(id);
@@ -25,6 +25,9 @@
       headers: { Authorization: "Bearer " + token, ...(options.headers || {}) },
     });
   }
+
+  // bidirectional overrides, embeddings and isolates are dropped: a text cannot show itself reversed
+  const shown = (text) => text.replace(/[\u202A-\u202E\u2066-\u2069]/g, "");
 
   function say(text, bad = false) {
     $("status").textContent = text;
@@ -59,9 +62,9 @@
     task = next;
     clientId = newClientId();
     $("task").dataset.task = next.task;
-    $("query").textContent = next.query;
+    $("query").textContent = shown(next.query);
     next.items.forEach((item, i) => {
-      texts[i].textContent = item.text;
+      texts[i].textContent = shown(item.text);
       texts[i].scrollTop = 0;
     });
     buttons.forEach((b) => { b.classList.remove("pressed"); b.disabled = false; });

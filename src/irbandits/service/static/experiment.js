@@ -10,7 +10,7 @@
   function el(name, attrs, text) {
     const node = document.createElementNS(SVG, name);
     Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, v));
-    if (text !== undefined) node.textContent = text;
+    if (text !== undefined) node.textContent = String(text).replace(/[\u202A-\u202E\u2066-\u2069]/g, "");
     return node;
   }
 
@@ -62,7 +62,7 @@
       cells.forEach(([text, cls, tag]) => {
         const td = document.createElement(tag || "td");
         if (cls) td.className = cls;
-        td.textContent = text;
+        td.textContent = String(text).replace(/[\u202A-\u202E\u2066-\u2069]/g, "");   // no reversed names
         tr.append(td);
       });
       return tr;
@@ -70,7 +70,8 @@
   }
 
   function show(s) {
-    ["recommended", "outcomes", "impressions", "expired", "open"].forEach((k) => { document.getElementById(k).textContent = s[k]; });
+    document.getElementById("recommended").textContent = s.recommended.replace(/[\u202A-\u202E\u2066-\u2069]/g, "");
+    ["outcomes", "impressions", "expired", "open"].forEach((k) => { document.getElementById(k).textContent = s[k]; });
     document.getElementById("arms-left").textContent = s.arms_left;
     const settled = document.getElementById("settled");
     settled.textContent = s.settled ? "settled" : "not settled";

@@ -1,0 +1,228 @@
+"""``Guard``: the outermost ASGI layer of ``irbandits serve``, what every request passes before any work.
+
+Before a byte of the body is read:
+
+- an ``/api/`` call (but the OpenAPI schema) needs a known, unrevoked token (the organiser's, an
+  assessor's or an experiment client's), else 401; which role a route needs is checked later, by
+  the route. An organiser page's POST needs a valid session, else 303 to the login; the login form
+  answers 429 while its client backs off after failed logins (:class:`LoginBackoff`);
+- the route's body limit: the organiser's campaign uploads (``POST /api/campaigns``, the creation
+  form) take ``max_upload_bytes``, every other route ``max_body_bytes`` (an answer, an impression
+  call, a vote are a few hundred bytes); over it: 413, by Content-Length at once or by the bytes
+  streamed. The body is then read once and replayed to the app.
+
+On every answer: the security headers (:data:`SECURITY_HEADERS`; HSTS when the request came over
+HTTPS, directly or through a proxy uvicorn trusts) and one log line, ``METHOD path status time``,
+with every token-shaped path segment masked (:func:`masked`). The helpers here (:func:`read_body`,
+:func:`json_answer`, :func:`log_request`) serve :class:`irbandits.service.hotroutes.HotRoutes` too.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import re
+import time
+from collections import OrderedDict
+
+from irbandits.service.credentials import token_hash
+from irbandits.service.websession import cookie_nonce
+
+log = logging.getLogger("irbandits.service")
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
+HSTS = (b"strict-transport-security", b"max-age=31536000")
+JSON = (b"content-type", b"application/json")
+UPLOADS = ("/api/campaigns", "/admin/campaigns")   # POST: the only routes that take large bodies
+_TOKENISH = re.compile(r"[A-Za-z0-9_-]{20,}")
+
+
+def masked(path: str) -> str:
+    """A request path fit for the log: the segment after any ``a`` segment and every token-shaped one
+    (20 or more URL-safe characters) replaced by ``***``, however the route is spelled.
+
+    >>> masked("/a/Xy_z12/next")
+    '/a/***/next'
+    >>> masked("//A/abc") + " " + masked("/x/" + "t" * 43)
+    '//A/*** /x/***'
+    """
+    parts = path.split("/")
+    return "/".join("***" if (i and parts[i - 1].lower() == "a") or _TOKENISH.fullmatch(part) else part
+                    for i, part in enumerate(parts))
+
+
+def log_request(method: str, path: str, status: int, start: float) -> None:
+    """The request's log line: ``METHOD masked-path status time`` (``start``: its ``perf_counter()``)."""
+    log.info("%s %s %d %.1f ms", method, masked(path), status, 1000 * (time.perf_counter() - start))
+
+
+def detail(message) -> bytes:
+    """An error body, encoded as FastAPI's ``JSONResponse`` encodes it."""
+    return json.dumps({"detail": message}, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def too_large(limit: int) -> bytes:
+    """The body of a 413."""
+    return detail(f"request body over the limit of {limit} bytes")
+
+
+async def json_answer(send, status: int, payload: bytes, headers=()) -> None:
+    """Send a whole JSON response (the security headers are added by :class:`Guard` on the way out)."""
+    await send({"type": "http.response.start", "status": status,
+                "headers": [JSON, (b"content-length", b"%d" % len(payload)), *headers]})
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def read_body(scope, receive, limit: int) -> bytes | None:
+    """A request's whole body, or None when it is over ``limit`` bytes (by Content-Length or by the bytes
+    streamed; reading stops there)."""
+    declared = next((value for name, value in scope["headers"] if name == b"content-length"), None)
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        return None
+    chunks, size, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > limit:
+            return None
+        more = message.get("more_body", False)
+    return b"".join(chunks)
+
+
+def header(scope, name: bytes) -> str:
+    return next((v.decode("latin-1") for k, v in scope["headers"] if k == name), "")
+
+
+def bearer_of(authorization: str) -> str | None:
+    """The token of an ``Authorization`` header's value, or None when it names none."""
+    scheme, _, token = authorization.partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+WWW_AUTHENTICATE = (b"www-authenticate", b"Bearer")
+MISSING = "missing bearer token (Authorization: Bearer TOKEN)"
+
+
+def credential_refusal(state, path: str, authorization: str) -> str | None:
+    """Why an ``/api/`` call's token opens nothing (missing, unknown, revoked), or None when it is one of
+    the organiser's, an unrevoked assessor's or an unrevoked experiment client's."""
+    token = bearer_of(authorization)
+    if token is None:
+        return MISSING
+    digest = token_hash(token)
+    if hmac.compare_digest(digest, state.admin_hash) or digest in state.experiments.clients:
+        return None
+    row = state.assessor_cache.get(digest)
+    if row is not None:
+        return "this assessor token is revoked" if row.revoked else None
+    if path.startswith(("/api/experiments", "/api/impressions")):
+        return "unknown token: use the organiser token or this experiment's client token"
+    return "unknown token"
+
+
+class LoginBackoff:
+    """Failed organiser logins per client address: after :attr:`FREE` failures each further one doubles
+    the wait before the next try (1 s, 2 s, 4 s, ... at most :attr:`CAP`); a success clears it. At most
+    :attr:`KEEP` addresses are remembered (the oldest are forgotten first)."""
+
+    FREE, CAP, KEEP = 5, 900.0, 10_000
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.failures: OrderedDict[str, tuple[int, float]] = OrderedDict()   # client -> (failures, until)
+
+    def wait(self, client: str) -> float:
+        """Seconds until ``client`` may try again (0: now)."""
+        _, until = self.failures.get(client, (0, 0.0))
+        return max(0.0, until - self.clock())
+
+    def failed(self, client: str) -> None:
+        n = self.failures.pop(client, (0, 0.0))[0] + 1
+        until = self.clock() + min(2.0 ** (n - self.FREE - 1), self.CAP) if n > self.FREE else 0.0
+        self.failures[client] = (n, until)
+        while len(self.failures) > self.KEEP:
+            self.failures.popitem(last=False)
+
+    def succeeded(self, client: str) -> None:
+        self.failures.pop(client, None)
+
+
+def client_address(scope) -> str:
+    return (scope.get("client") or ("unknown", 0))[0]
+
+
+class Guard:
+    """ASGI middleware, outermost: credentials and body limits before any work, then headers and the log
+    line on every answer (see the module)."""
+
+    def __init__(self, app, limit: int, upload_limit: int):
+        self.app, self.limit, self.upload_limit = app, limit, upload_limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        start, status, https = time.perf_counter(), [500], scope.get("scheme") == "https"
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+                have = {name.lower() for name, _ in message.get("headers", ())}
+                message["headers"] = [*message.get("headers", ()), *(h for h in HEADERS if h[0] not in have),
+                                      *([HSTS] if https else [])]
+            await send(message)
+
+        try:
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                return await json_answer(sending, *refusal)
+            limit = self.upload_limit if scope["method"] == "POST" and scope["path"] in UPLOADS else self.limit
+            body = await read_body(scope, receive, limit)
+            if body is None:
+                return await json_answer(sending, 413, too_large(limit))
+            await self.app(scope, replay(body, receive), sending)
+        finally:
+            log_request(scope["method"], scope["path"], status[0], start)
+
+    def _refusal(self, scope) -> tuple[int, bytes, list] | None:
+        """``(status, body, headers)`` of a request refused before its body is read, or None."""
+        path, state = scope["path"], scope["app"].state
+        if path.startswith("/api/") and path != "/api/openapi.json":
+            why = credential_refusal(state, path, header(scope, b"authorization"))
+            return None if why is None else (401, detail(why), [WWW_AUTHENTICATE])
+        if scope["method"] != "POST" or not path.startswith("/admin"):
+            return None
+        if path == "/admin/login":
+            wait = state.logins.wait(client_address(scope))
+            if wait > 0:
+                return 429, detail(f"too many failed logins: try again in {wait:.0f} s"), [
+                    (b"retry-after", b"%d" % max(1, round(wait)))]
+            return None
+        if cookie_nonce(state, header(scope, b"cookie")) is None:
+            return 303, detail("log in first"), [(b"location", b"/admin/login")]
+        return None
+
+
+def replay(body: bytes, receive):
+    """A ``receive`` that gives ``body`` once, then waits on the real one (for the disconnect)."""
+    sent = False
+
+    async def receiving():
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receiving
