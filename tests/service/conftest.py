@@ -4,6 +4,7 @@ PostgreSQL (URL in ``IRBANDITS_TEST_PG_URL``, each test in a fresh schema droppe
 from __future__ import annotations
 
 import os
+import re
 import uuid
 
 import pytest
@@ -16,6 +17,18 @@ from irbandits.service.app import create_app  # noqa: E402
 from irbandits.service.settings import Settings  # noqa: E402
 
 ADMIN = "organiser-token-for-tests"
+CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+
+
+def csrf_of(page) -> str:
+    """The CSRF token in a page's forms."""
+    return CSRF.search(page.text).group(1)
+
+
+def login(service, token: str = ADMIN):
+    """Log the test client in through the form; returns the login response (not followed)."""
+    page = service.client.get("/admin/login")
+    return service.client.post("/admin/login", data={"token": token, "csrf": csrf_of(page)}, follow_redirects=False)
 
 
 class Clock:

@@ -267,7 +267,7 @@ def test_a_failed_write_leaves_the_state_of_the_log(service, monkeypatch):
 def test_demo_experiment_is_played_once_and_its_page_shows_the_leaderboard(service):
     from irbandits.service.demo import EXPERIMENT, load_demo_experiment
 
-    from .test_pages import login
+    from .conftest import login
 
     first, second = load_demo_experiment(service.app, played=80), load_demo_experiment(service.app, played=80)
     assert first["id"] == second["id"] and first["token"] != second["token"]   # one experiment, new tokens

@@ -10,20 +10,8 @@ import pytest
 from irbandits.service.demo import CAMPAIGNS, load_demo
 from irbandits.service.websession import MAX_AGE, SESSION_COOKIE
 
-from .conftest import ADMIN
+from .conftest import ADMIN, csrf_of, login
 from .test_api import SCRIPT, preference_body
-
-CSRF = re.compile(r'name="csrf" value="([^"]+)"')
-
-
-def csrf_of(page) -> str:
-    return CSRF.search(page.text).group(1)
-
-
-def login(service, token: str = ADMIN):
-    """Log the test client in through the form; returns the login response (not followed)."""
-    page = service.client.get("/admin/login")
-    return service.client.post("/admin/login", data={"token": token, "csrf": csrf_of(page)}, follow_redirects=False)
 
 
 def logged_in(service) -> str:

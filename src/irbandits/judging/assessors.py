@@ -34,7 +34,8 @@ _WORD = re.compile(r"\w+")
 
 
 def lexical(topic: str, query: str, left: str, right: str) -> str:
-    """The passage with more of the query's distinct words (ties: the one where they are denser, then left).
+    """The passage with more of the query's distinct words (ties: the one where they are denser, then
+    :func:`coin`, so that no side is favoured).
 
     >>> lexical("1", "why does bread go stale", "Stale bread is dry bread.", "Sourdough rises slowly.")
     'left'
@@ -46,7 +47,8 @@ def lexical(topic: str, query: str, left: str, right: str) -> str:
         hits = [w for w in words if w in terms]
         return len(set(hits)), len(hits) / max(len(words), 1)
 
-    return "right" if score(right) > score(left) else "left"
+    a, b = score(left), score(right)
+    return coin(topic, query, left, right) if a == b else "left" if a > b else "right"
 
 
 def coin(topic: str, query: str, left: str, right: str) -> str:
