@@ -29,6 +29,22 @@ def validation_message(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
+def document_errors(app: FastAPI) -> None:
+    """Make the app's OpenAPI schema describe its error bodies as they are, ``{"detail": "one line"}``
+    (FastAPI documents its own list of validation errors, which :func:`validation_message` joins)."""
+    generate = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schemas = generate()["components"]["schemas"]
+            schemas.pop("ValidationError", None)
+            schemas["HTTPValidationError"] = {"title": "Error", "type": "object", "required": ["detail"],
+                                              "properties": {"detail": {"title": "Detail", "type": "string"}}}
+        return app.openapi_schema
+
+    app.openapi = openapi
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service app for ``settings``: secrets loaded, database migrated, campaigns rebuilt, routers mounted."""
     from irbandits.judging.assessors import AssessorRegistry
@@ -63,6 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def _user_error(request: Request, exc: IrbanditsError):
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
+    document_errors(app)
     app.include_router(api.router)
     api_experiments.install(app)   # before the pages: each request walks the routes in order
     pages.install(app)
