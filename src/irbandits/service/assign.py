@@ -475,7 +475,7 @@ class Registry:
                                                                Task.expires_at > settings.clock())):
                     runtime.hold(task)
             automatic = session.execute(select(Assessor.campaign_id, Assessor.id, Assessor.automatic).where(
-                Assessor.automatic.is_not(None), Assessor.revoked.is_(False))).all()
+                Assessor.automatic.is_not(None))).all()   # a revoked one idles until it is restored
         for cid, aid, name in automatic:
             try:
                 registry.start_automatic(registry.campaigns[cid], aid, name)
@@ -517,7 +517,7 @@ class Registry:
 
     def set_revoked(self, runtime: CampaignRuntime, assessor: int, revoked: bool) -> None:
         """Revoke (or restore) an assessor's token: their next call gets 401, their answers stay in the
-        log, their open lease goes to others; an automatic assessor stops."""
+        log, their open lease goes to others; an automatic assessor gets no work until it is restored."""
         self.assessor(runtime, assessor)
         with self.engine.begin() as conn:   # the write empties the token cache (irbandits.service.auth)
             conn.execute(update(Assessor).where(Assessor.id == assessor).values(revoked=revoked))
@@ -565,9 +565,9 @@ class Automatic(threading.Thread):
     """An automatic assessor: a registered callable ``f(topic, query, left_text, right_text) -> "left" |
     "right"`` (:mod:`irbandits.judging.assessors`) answering a preference campaign's tasks through the
     same lease / answer path as a person, so it never gets a pair twice and its answers are logged and
-    checked like anyone's; it waits for the campaign to change when nothing is open for it. When the
-    callable raises (or answers something else) the assessor is marked failed (``failed``) and stops;
-    when it is revoked it stops."""
+    checked like anyone's; it waits for the campaign to change when nothing is open for it (or while it
+    is revoked). When the callable raises (or answers something else) the assessor is marked failed
+    (``failed``) and stops."""
 
     def __init__(self, runtime: CampaignRuntime, assessor: int, name: str, judge: Callable,
                  stopping: threading.Event, failed: dict[int, str]):
@@ -578,7 +578,7 @@ class Automatic(threading.Thread):
     def run(self) -> None:
         r = self.runtime
         self.failed.pop(self.assessor, None)
-        while not self.stopping.is_set() and self.assessor not in r.revoked:
+        while not self.stopping.is_set():
             lease = r.next_task(self.assessor)
             if lease is None:
                 r.changed.wait(0.5)
@@ -588,10 +588,8 @@ class Automatic(threading.Thread):
                 side = ask(self.judge, self.name, lease.topic, r.topics[lease.topic], r.texts[lease.left],
                            r.texts[lease.right])
                 r.answer(self.assessor, lease.id, side, f"auto-{lease.id}")
-            except HTTPException as exc:
-                if exc.status_code == 409:   # the lease expired while the callable thought: ask again
-                    continue
-                return                       # revoked meanwhile
+            except HTTPException:   # the lease expired while the callable thought, or it was revoked: ask again
+                continue
             except Exception as exc:
                 self.failed[self.assessor] = f"{type(exc).__name__}: {exc}"[:500]
                 log.exception("automatic assessor %s (%s) failed and stopped", self.assessor, self.name)
