@@ -123,13 +123,14 @@ def check_after_crash(server: Server, eid: int, load: Load) -> dict:
     from sqlalchemy import select
 
     from irbandits.service.app import create_app
+    from irbandits.service.credentials import secrets_path
     from irbandits.service.experiments import make_algorithm
     from irbandits.service.models import ExperimentRow, Impression, Outcome
     from irbandits.service.settings import Settings
 
     live = httpx.get(f"{server.url}/api/experiments/{eid}", headers=admin(), timeout=60).json()
     server.stop()
-    app = create_app(Settings(db_url=server.db, admin_token=ADMIN))
+    app = create_app(Settings(db_url=server.db, admin_token=ADMIN, secrets_file=str(server.tmp / secrets_path(server.db))))
     rebuilt = app.state.experiments.get(eid)
     with app.state.sessions() as session:
         row = session.get(ExperimentRow, eid)

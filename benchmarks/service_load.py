@@ -229,6 +229,7 @@ def check_after_crash(server: Server, cid: int, load: Load) -> dict:
     """Every acknowledged answer exactly once in the export; rebuilt state == replay of the export."""
     from irbandits.service.app import create_app
     from irbandits.service.campaigns import make_judge
+    from irbandits.service.credentials import secrets_path
     from irbandits.service.settings import Settings
 
     lines = [line.split() for line in httpx.get(f"{server.url}/api/campaigns/{cid}/judgments", headers=admin(),
@@ -241,7 +242,7 @@ def check_after_crash(server: Server, cid: int, load: Load) -> dict:
     missing = sum(1 for k in acked if exported[k] == 0)
     twice = sum(1 for k in acked if exported[k] > 1) + sum(1 for v in acked.values() if v > 1)
     server.stop()
-    app = create_app(Settings(db_url=server.db, admin_token=ADMIN))
+    app = create_app(Settings(db_url=server.db, admin_token=ADMIN, secrets_file=str(server.tmp / secrets_path(server.db))))
     runtime = app.state.campaigns.get(cid)
     with app.state.sessions() as session:
         from irbandits.service.models import CampaignRow

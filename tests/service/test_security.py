@@ -102,6 +102,30 @@ def test_an_unregistered_name_in_the_database_is_not_imported_at_start(service, 
     assert "no automatic assessor is registered as" in listed[0]["failed"]
 
 
+def test_every_other_string_that_picks_behaviour_is_a_registry_name(service, planted):
+    """Algorithm, comparison, pooling method, options and run names: each is looked up (or checked by a
+    pattern), never imported or opened."""
+    module, mark = planted
+    experiment = dict(name="e", rankers=["a", "b"], algorithm="RUCB", comparison="team-draft", seed=0)
+    for change, message in ((dict(algorithm=f"{module}:judge"), "unknown algorithm"),
+                            (dict(algorithm="RUCB:__class__=os.system"), "__class__"),
+                            (dict(comparison="os.system"), "unknown method"),
+                            (dict(comparison="../../etc/passwd"), "unknown method")):
+        r = service.admin("POST", "/api/experiments", json=experiment | change)
+        assert r.status_code == 422 and message in r.json()["detail"], (change, r.text)
+    graded = dict(name="g", kind="graded", topics={"1": "q"}, texts={"d": "t"}, runs={"r": "1 Q0 d 1 1 r\n"})
+    for change, message in ((dict(options={"method": f"{module}:judge"}), "unknown pooling method"),
+                            (dict(options={"method": "../MTF"}), "unknown pooling method"),
+                            (dict(options={"exec": "os.system"}), "unknown option 'exec'"),
+                            (dict(runs={"../../etc/passwd": "1 Q0 d 1 1 r\n"}), "may only use letters"),
+                            (dict(runs={"..": "1 Q0 d 1 1 r\n"}), "not only dots")):
+        r = service.admin("POST", "/api/campaigns", json=graded | change)
+        assert r.status_code == 422 and message in r.json()["detail"], (change, r.text)
+    r = service.admin("POST", "/api/campaigns", json=preference_body(keep=f"{module}:judge"))
+    assert r.status_code == 422 and "wins or borda" in r.json()["detail"]
+    assert not mark.exists() and module not in sys.modules
+
+
 # ----- 2. the token before the body, small limits but for uploads --------------------------------
 def raw_request(url: str, head: str, seconds: float = 20) -> bytes:
     """Send ``head`` (no body follows) and read what the server answers within ``seconds``."""
