@@ -14,8 +14,9 @@ keep-alive client :class:`Connection`, one connection each; an assessor answers 
   what else runs; the CPU per answer much less);
 - ``SIGKILL``: the same, with the server killed by SIGKILL half-way and started again on the same
   database; clients retry what failed (an answer with the same ``client_id``). Afterwards every
-  acknowledged answer must be in the judgments log (``?log=1``: target answers and quality checks)
-  exactly once, and the process state that a fresh app rebuilds from the database must equal a
+  acknowledged answer must be in the judgments table exactly once, keyed by what identifies an answer
+  (assessor, task, client id: a quality check asks a pair again on purpose), with the rows of each
+  kind counted; and the process state that a fresh app rebuilds from the database must equal a
   replay of the exported answers.
 
 Everything is bounded: each request times out after 10 s, each load stops after ``--seconds``.
@@ -190,7 +191,7 @@ async def assessor(server: Server, token: str, aid: int, grade: dict, load: Load
                                                {"answer": answer, "client_id": client_id})
             load.lat["answer"].append(time.perf_counter() - t0)
             if status == 200:
-                load.acked.append((aid, task["topic"], left, right))
+                load.acked.append((aid, task["task"], client_id))
                 load.answers += 1
             else:
                 load.errors[f"answer {status}"] += 1
@@ -226,34 +227,37 @@ def pct(values: list[float], q: float) -> str:
 
 
 def check_after_crash(server: Server, cid: int, load: Load) -> dict:
-    """Every acknowledged answer exactly once in the export; rebuilt state == replay of the export."""
+    """Every acknowledged answer exactly once in the judgments log, by what identifies an answer (its
+    assessor, task and client id; the quality checks ask a pair again on purpose, so a pair is no key);
+    the rows of each kind; rebuilt state == replay of the export."""
+    from sqlalchemy import select
+
     from irbandits.service.app import create_app
     from irbandits.service.campaigns import make_judge
     from irbandits.service.credentials import secrets_path
+    from irbandits.service.models import CampaignRow, Judgment
     from irbandits.service.settings import Settings
 
     lines = [line.split() for line in httpx.get(f"{server.url}/api/campaigns/{cid}/judgments", headers=admin(),
                                                 timeout=60).text.splitlines()]
-    log = [line.split() for line in httpx.get(f"{server.url}/api/campaigns/{cid}/judgments?log=1", headers=admin(),
-                                              timeout=60).text.splitlines()]
-    # acknowledged answers include quality checks: the whole log (less retractions) holds them all
-    exported = Counter((int(a), t, *sorted((l, r))) for t, l, r, _, a, _, kind in log if kind != "retract")
-    acked = Counter((a, t, *sorted((l, r))) for a, t, l, r in load.acked)
-    missing = sum(1 for k in acked if exported[k] == 0)
-    twice = sum(1 for k in acked if exported[k] > 1) + sum(1 for v in acked.values() if v > 1)
     server.stop()
     app = create_app(Settings(db_url=server.db, admin_token=ADMIN, secrets_file=str(server.tmp / secrets_path(server.db))))
     runtime = app.state.campaigns.get(cid)
     with app.state.sessions() as session:
-        from irbandits.service.models import CampaignRow
-
         row = session.get(CampaignRow, cid)
         replay = make_judge(row.kind, row.pools, row.options)
+        logged = session.execute(select(Judgment.assessor_id, Judgment.task_id, Judgment.client_id, Judgment.kind)
+                                 .where(Judgment.campaign_id == cid)).all()
     for topic, left, right, winner, *_ in lines:
         replay.apply(topic, left, right, winner)
     same = runtime.judge.state() == replay.state()
     app.state.engine.dispose()
-    return dict(exported=len(lines), acknowledged=len(load.acked), missing=missing, duplicated=twice, state_equal=same)
+    stored = Counter((a, t, c) for a, t, c, kind in logged if kind != "retract")
+    acked = Counter(load.acked)
+    return dict(exported=len(lines), acknowledged=len(load.acked), rows=dict(Counter(kind for *_, kind in logged)),
+                missing=sum(1 for k in acked if stored[k] == 0),
+                duplicated=sum(1 for k in acked if stored[k] > 1) + sum(1 for v in acked.values() if v > 1),
+                state_equal=same)
 
 
 def bench(db: str, args) -> list[dict]:

@@ -30,7 +30,7 @@ def test_organiser_revokes_restores_and_reissues_an_assessor_link(browser, live)
     row = page.locator("#assessors tbody tr").first
     row.locator("button", has_text="Revoke").click()
     expect(row).to_contain_text("revoked")
-    assert confirmed == ["Revoke the link of ann? Their next request is refused; their answers so far stay."]
+    assert confirmed == ["Revoke the link of ann? Its next request is refused; what it sent so far stays."]
     live.shot(page, "admin-assessor-revoked")
     assessor = context.new_page()            # not a watched page: the revoked link's 404 is expected
     assessor.goto(link)

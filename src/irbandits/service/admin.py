@@ -11,7 +11,7 @@ import hmac
 import time
 from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
@@ -24,9 +24,8 @@ from irbandits.service.guard import client_address
 from irbandits.service.models import Assessor
 from irbandits.service.pages import render
 from irbandits.service.uploads import campaign_body
-from irbandits.service.validation import check_text
-from irbandits.service.websession import (LOGIN_COOKIE, check_csrf, csrf_token, end_session, login_nonce,
-                                          require_session, set_login_cookie, start_session)
+from irbandits.service.websession import (LOGIN_COOKIE, check_csrf, csrf_token, end_session, form_name,
+                                          login_nonce, require_session, set_login_cookie, start_session)
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
 PLOT_POINTS = 240
@@ -131,10 +130,7 @@ async def add_assessor(cid: int, request: Request, nonce: str = Depends(require_
     """Add an assessor and show their link once (only the token's hash is stored)."""
     form = await request.form()
     check_csrf(request, form, nonce)
-    name = str(form.get("name", "")).strip()
-    if not 1 <= len(name) <= 200:
-        raise HTTPException(422, "assessor name: give 1 to 200 characters")
-    check_text(name, "assessor name")
+    name = form_name(form, "assessor")
     reg = api.registry(request)
     _, token = await run_in_threadpool(reg.add_assessor, reg.get(cid), name)
     return await run_in_threadpool(_dashboard, request, cid, nonce, dict(name=name, url=f"/a/{token}"), 201)

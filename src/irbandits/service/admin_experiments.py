@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import time
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from irbandits.service.pages import render
-from irbandits.service.validation import check_text
-from irbandits.service.websession import check_csrf, csrf_token, require_session
+from irbandits.service.websession import check_csrf, csrf_token, form_name, require_session
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
 
@@ -51,10 +50,7 @@ async def add_client(eid: int, request: Request, nonce: str = Depends(require_se
     """Add a front end's client token and show it once (only its hash is stored)."""
     form = await request.form()
     check_csrf(request, form, nonce)
-    name = str(form.get("name", "")).strip()
-    if not 1 <= len(name) <= 200:
-        raise HTTPException(422, "client name: give 1 to 200 characters")
-    check_text(name, "client name")
+    name = form_name(form, "client")
     _, token = await run_in_threadpool(request.app.state.experiments.add_client, eid, name)
     return await run_in_threadpool(_page, request, eid, nonce, dict(name=name, token=token), 201)
 

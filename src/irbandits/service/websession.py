@@ -94,6 +94,17 @@ def check_csrf(request: Request, form, nonce: str | None, purpose: str = "csrf")
         raise HTTPException(403, "the form's CSRF token is missing or stale: reload the page and try again")
 
 
+def form_name(form, what: str) -> str:
+    """The form's ``name`` field, stripped: 1 to 200 characters fit to store, else 422 naming ``what``."""
+    from irbandits.service.validation import check_text
+
+    name = str(form.get("name", "")).strip()
+    if not 1 <= len(name) <= 200:
+        raise HTTPException(422, f"{what} name: give 1 to 200 characters")
+    check_text(name, f"{what} name")
+    return name
+
+
 def login_nonce(request: Request) -> str:
     """The nonce of the browser's login cookie, or a new one (set it with :func:`set_login_cookie`)."""
     nonce = request.cookies.get(LOGIN_COOKIE, "")
