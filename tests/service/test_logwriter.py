@@ -9,10 +9,11 @@ import threading
 from types import SimpleNamespace
 
 import pytest
-from fastapi import HTTPException
 from sqlalchemy import func, select
 
+from irbandits.errors import Unavailable
 from irbandits.service.db import make_engine, migrate
+from irbandits.service.guard import refusal
 from irbandits.service.logwriter import LogWriter
 from irbandits.service.models import ExperimentRow, Impression
 
@@ -100,12 +101,12 @@ def test_a_failed_group_fails_its_writes_and_its_experiments_queued_writes_only(
         queued_a, queued_b = impression(writer, a, 2), impression(writer, b, 1)
         release.set()
         results = await asyncio.gather(first, queued_a, queued_b, return_exceptions=True)
-        with pytest.raises(HTTPException) as refused:   # a stale experiment takes no write until it is rebuilt
+        with pytest.raises(Unavailable) as refused:   # a stale experiment takes no write until it is rebuilt
             impression(writer, a, 3)
-        return results, refused.value.status_code
+        return results, refused.value
 
     (first, queued_a, queued_b), refused = asyncio.run(run())
     assert isinstance(first, Injected)
-    assert isinstance(queued_a, HTTPException) and queued_a.status_code == 503   # its log must not skip seq 1
-    assert isinstance(queued_b, tuple) and refused == 503
+    assert isinstance(queued_a, Unavailable) and refusal(queued_a)[0] == 503   # its log must not skip seq 1
+    assert isinstance(queued_b, tuple) and refusal(refused)[0] == 503
     assert (a.stale, b.stale) == (True, False) and groups == [1] and stored(writer) == 1

@@ -1,8 +1,8 @@
 """The organiser pages ``/admin``: login, campaigns, the creation form, the dashboard, downloads.
 
-They sit on the same domain functions as the JSON API (:mod:`irbandits.service.api`): the session
-cookie (:mod:`irbandits.service.websession`) stands in for the organiser's Bearer token. Every POST
-carries the session's CSRF token; an assessor token opens nothing here.
+They call the same runtime and registry methods as the JSON API (:mod:`irbandits.service.api`): the
+session cookie (:mod:`irbandits.service.websession`) stands in for the organiser's Bearer token. Every
+POST carries the session's CSRF token; an assessor token opens nothing here.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
 from irbandits.errors import IrbanditsError
-from irbandits.service import api
+from irbandits.service.assign import Registry
 from irbandits.service.campaigns import OPTIONS, check_campaign
 from irbandits.service.credentials import token_hash
 from irbandits.service.guard import client_address
@@ -28,6 +28,10 @@ from irbandits.service.websession import (LOGIN_COOKIE, check_csrf, csrf_token, 
                                           login_nonce, require_session, set_login_cookie, start_session)
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
+
+
+def registry(request: Request) -> Registry:
+    return request.app.state.campaigns
 PLOT_POINTS = 240
 
 
@@ -77,7 +81,7 @@ async def logout(request: Request, nonce: str = Depends(require_session)) -> Red
 # ----- campaigns ---------------------------------------------------------------------------------
 @router.get("", response_class=HTMLResponse)
 def campaign_list(request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
-    campaigns = [runtime.progress() for runtime in api.registry(request).campaigns.values()]
+    campaigns = [runtime.progress() for runtime in registry(request).campaigns.values()]
     return render("admin_campaigns.html", csrf=csrf_token(request, nonce), campaigns=campaigns)
 
 
@@ -107,7 +111,7 @@ async def create_campaign(request: Request, nonce: str = Depends(require_session
     check_csrf(request, form, nonce)
     try:
         body = await campaign_body(form)
-        runtime = await run_in_threadpool(lambda: api.registry(request).create(check_campaign(body)))
+        runtime = await run_in_threadpool(lambda: registry(request).create(check_campaign(body)))
     except IrbanditsError as exc:
         values = {k: v for k, v in form.multi_items() if isinstance(v, str) and k != "csrf"}
         return _form_page(request, nonce, values, str(exc), 422)
@@ -131,7 +135,7 @@ async def add_assessor(cid: int, request: Request, nonce: str = Depends(require_
     form = await request.form()
     check_csrf(request, form, nonce)
     name = form_name(form, "assessor")
-    reg = api.registry(request)
+    reg = registry(request)
     _, token = await run_in_threadpool(reg.add_assessor, reg.get(cid), name)
     return await run_in_threadpool(_dashboard, request, cid, nonce, dict(name=name, url=f"/a/{token}"), 201)
 
@@ -141,7 +145,7 @@ async def flag_assessor(cid: int, aid: int, request: Request, nonce: str = Depen
     """Flag or clear an assessor (the form's ``flagged`` is 1 or 0), then back to the dashboard."""
     form = await request.form()
     check_csrf(request, form, nonce)
-    reg = api.registry(request)
+    reg = registry(request)
     runtime = reg.get(cid)
     reg.assessor(runtime, aid)
     await run_in_threadpool(runtime.set_flag, aid, str(form.get("flagged", "")) == "1")
@@ -153,7 +157,7 @@ async def revoke_assessor(cid: int, aid: int, request: Request, nonce: str = Dep
     """Revoke an assessor's link (the form's ``revoked`` is 1) or restore it (0), then back to the dashboard."""
     form = await request.form()
     check_csrf(request, form, nonce)
-    reg = api.registry(request)
+    reg = registry(request)
     await run_in_threadpool(reg.set_revoked, reg.get(cid), aid, str(form.get("revoked", "")) == "1")
     return RedirectResponse(f"/admin/campaigns/{cid}", status_code=303)
 
@@ -163,7 +167,7 @@ async def new_link(cid: int, aid: int, request: Request, nonce: str = Depends(re
     """Issue a new link for an assessor (the old one stops working) and show it once."""
     form = await request.form()
     check_csrf(request, form, nonce)
-    reg = api.registry(request)
+    reg = registry(request)
     runtime = reg.get(cid)
     name = reg.assessor(runtime, aid).name
     token = await run_in_threadpool(reg.reissue, runtime, aid)
@@ -178,7 +182,7 @@ def stats(cid: int, request: Request, nonce: str = Depends(require_session)) -> 
 
 def campaign_stats(cid: int, request: Request) -> dict[str, Any]:
     """Progress of campaign ``cid`` with its assessors, judgments per hour and cumulative judgments."""
-    runtime = api.registry(request).get(cid)
+    runtime = registry(request).get(cid)
     progress = runtime.progress()
     with runtime.lock:  # the judgments the process counts: target answers of unflagged assessors, not retracted
         times = [j.created_at for j in runtime.log if runtime.exported(j)]
@@ -190,7 +194,7 @@ def campaign_stats(cid: int, request: Request) -> dict[str, Any]:
     series = [[times[i], i + 1] for i in range(step - 1, len(times), step)]
     if times and series[-1][1] != len(times):
         series.append([times[-1], len(times)])
-    return dict(progress, assessors=api.list_assessors(cid, request), now=now,
+    return dict(progress, assessors=registry(request).listing(runtime), now=now,
                 agreement=runtime.agreement(),
                 last_hour=sum(1 for t in times if t > now - 3600),
                 per_hour=[dict(hour=time.strftime("%Y-%m-%d %H:00 UTC", time.gmtime(h * 3600)), judgments=n)
@@ -206,10 +210,10 @@ def _download(text: str, filename: str) -> PlainTextResponse:
 
 @router.get("/campaigns/{cid}/judgments.txt")
 def download_judgments(cid: int, request: Request, nonce: str = Depends(require_session)) -> PlainTextResponse:
-    return _download(api.export_judgments(cid, request), f"campaign-{cid}-judgments.txt")
+    return _download(registry(request).get(cid).judgments_text(), f"campaign-{cid}-judgments.txt")
 
 
 @router.get("/campaigns/{cid}/qrels.txt")
 def download_qrels(cid: int, request: Request, best: bool = False,
                    nonce: str = Depends(require_session)) -> PlainTextResponse:
-    return _download(api.export_qrels(cid, request, best), f"campaign-{cid}-{'best-' if best else ''}qrels.txt")
+    return _download(registry(request).get(cid).qrels_text(best), f"campaign-{cid}-{'best-' if best else ''}qrels.txt")

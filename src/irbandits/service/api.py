@@ -9,11 +9,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import Field, StrictBool, StrictInt, StrictStr, ValidationError, model_validator
 
-from irbandits.errors import IrbanditsError
 from irbandits.service.assign import Registry
 from irbandits.service.auth import require_admin, require_assessor
-from irbandits.service.campaigns import check_campaign, judgments_text
-from irbandits.service.quality import Signals
+from irbandits.service.campaigns import check_campaign
 from irbandits.service.validation import Strict
 
 router = APIRouter(prefix="/api")
@@ -100,13 +98,8 @@ def automatic_assessors(request: Request) -> list[str]:
 @router.get("/campaigns/{cid}/assessors", dependencies=admin)
 def list_assessors(cid: int, request: Request) -> list[dict]:
     """Each assessor with their answers, flag and quality signals (see :mod:`irbandits.service.quality`)."""
-    runtime = registry(request).get(cid)
-    counts, quality = runtime.answers(), runtime.quality()
-    failed = registry(request).failed
-    return [dict(id=a.id, name=a.name, judgments=counts.get(a.id, 0), flagged=a.flagged, revoked=a.revoked,
-                 automatic=a.automatic, failed=failed.get(a.id) if a.automatic else None,
-                 **quality.get(a.id, Signals().as_json() | dict(reason=None)))
-            for a in registry(request).assessors(cid)]
+    reg = registry(request)
+    return reg.listing(reg.get(cid))
 
 
 @router.post("/campaigns/{cid}/assessors/{aid}", dependencies=admin)
@@ -133,8 +126,9 @@ def change_assessor(cid: int, aid: int, body: AssessorChange, request: Request) 
 def campaign_quality(cid: int, request: Request) -> dict:
     """Campaign agreement (Krippendorff's alpha, pairwise rate with its interval), test accuracy over
     all assessors (what ``irbandits judge plan --accuracy-from`` reads) and the assessors."""
-    runtime = registry(request).get(cid)
-    people = list_assessors(cid, request)
+    reg = registry(request)
+    runtime = reg.get(cid)
+    people = reg.listing(runtime)
     tests = sum(a["tests"] for a in people if not a["flagged"])
     correct = sum(round(a["accuracy"] * a["tests"]) for a in people if not a["flagged"] and a["tests"])
     return dict(agreement=runtime.agreement(), tests=tests, accuracy=round(correct / tests, 4) if tests else None,
@@ -146,18 +140,12 @@ def export_judgments(cid: int, request: Request, log: bool = False) -> str:
     """Target answers in log order, without flagged assessors' and retracted ones (quality checks are
     not judgments of the process); the assessor listing tells which ids are automatic. With ``?log=1``:
     the whole append-only log, every row with its kind as a last column (answer, test, repeat, retract)."""
-    runtime = registry(request).get(cid)
-    with runtime.lock:
-        if log:
-            return judgments_text(runtime.log, kinds=True)
-        return judgments_text(j for j in runtime.log if runtime.exported(j))
+    return registry(request).get(cid).judgments_text(log)
 
 
 @router.get("/campaigns/{cid}/qrels", response_class=PlainTextResponse, dependencies=admin)
 def export_qrels(cid: int, request: Request, best: bool = False) -> str:
-    runtime = registry(request).get(cid)
-    with runtime.lock:
-        return runtime.judge.qrels(best)
+    return registry(request).get(cid).qrels_text(best)
 
 
 # ----- assessor ----------------------------------------------------------------------------------

@@ -208,12 +208,3 @@ async def clicks(iid: int, request: Request) -> Response:
 @router.post("/impressions/{iid}/vote", openapi_extra=raw_body(VoteIn))
 async def vote(iid: int, request: Request) -> Response:
     return await answered(post_vote, iid, request)
-
-
-def install(app) -> None:
-    """Rebuild every experiment from its log and mount these routes and the experiment pages on ``app``."""
-    from irbandits.service import admin_experiments
-
-    app.state.experiments = Experiments.load(app.state.sessions, app.state.settings)
-    app.include_router(router)
-    app.include_router(admin_experiments.router)

@@ -14,19 +14,11 @@ from __future__ import annotations
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from irbandits.errors import IrbanditsError
+from irbandits.service.guard import refusal, validation_message
 from irbandits.service.settings import Settings
-
-
-def validation_message(exc: RequestValidationError) -> str:
-    """A list of validation errors (FastAPI's or pydantic's) as one line: where, then what."""
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(x) for x in err.get("loc", ()) if x != "body") or "body"
-        parts.append(f"{where}: {err.get('msg', 'invalid')}")
-    return "; ".join(parts) or "invalid request"
 
 
 def document_errors(app: FastAPI) -> None:
@@ -46,13 +38,17 @@ def document_errors(app: FastAPI) -> None:
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """The service app for ``settings``: secrets loaded, database migrated, campaigns rebuilt, routers mounted."""
+    """The service app for ``settings``: secrets loaded, database migrated, campaigns and experiments
+    rebuilt, every router mounted (the one place the app is assembled)."""
+    from fastapi.staticfiles import StaticFiles
+
     from irbandits.judging.assessors import AssessorRegistry
-    from irbandits.service import api, api_experiments, pages
+    from irbandits.service import admin, admin_experiments, api, api_experiments, pages
     from irbandits.service.assign import Registry
     from irbandits.service.auth import AssessorCache
     from irbandits.service.credentials import load_credentials, secrets_path
     from irbandits.service.db import make_engine, migrate, sessions
+    from irbandits.service.experiments import Experiments
     from irbandits.service.guard import Guard, LoginBackoff
     from irbandits.service.hotroutes import HotRoutes
 
@@ -63,28 +59,30 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                    settings.admin_token, settings.session_secret)
     migrate(engine)
     app = FastAPI(title="irbandits", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
-    app.state.settings, app.state.engine, app.state.sessions = settings, engine, sessions(engine)
-    app.state.admin_hash, app.state.new_admin_token = credentials.admin_hash, credentials.new_admin_token
-    app.state.session_secret = credentials.session_secret
-    app.state.logins = LoginBackoff(settings.clock)
-    app.state.assessor_cache = AssessorCache(engine)
-    app.state.campaigns = Registry.load(app.state.sessions, settings, automatic)
-    app.router.on_shutdown.append(app.state.campaigns.stop)
+    state = app.state
+    state.settings, state.engine, state.sessions = settings, engine, sessions(engine)
+    state.admin_hash, state.new_admin_token = credentials.admin_hash, credentials.new_admin_token
+    state.session_secret = credentials.session_secret
+    state.logins = LoginBackoff(settings.clock)
+    state.assessor_cache = AssessorCache(engine)
+    state.campaigns = Registry.load(state.sessions, settings, automatic)
+    state.experiments = Experiments.load(state.sessions, settings)
+    app.router.on_shutdown.append(state.campaigns.stop)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
         return JSONResponse({"detail": validation_message(exc)}, status_code=422)
 
     @app.exception_handler(IrbanditsError)
-    async def _user_error(request: Request, exc: IrbanditsError):
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+    async def _refused(request: Request, exc: IrbanditsError):
+        status, body, headers = refusal(exc)
+        return Response(body, status, {k.decode(): v.decode() for k, v in headers}, media_type="application/json")
 
     document_errors(app)
-    app.include_router(api.router)
-    api_experiments.install(app)   # before the pages: each request walks the routes in order
-    pages.install(app)
+    for module in (api, api_experiments, admin_experiments, pages, admin):   # each request walks them in order
+        app.include_router(module.router)
+    app.mount("/static", StaticFiles(directory=pages.STATIC), name="static")
     # a front end's experiment calls skip FastAPI's routing; the guard stands before everything
     app.add_middleware(HotRoutes, routes=api_experiments.HOT)
     app.add_middleware(Guard, limit=settings.max_body_bytes, upload_limit=settings.max_upload_bytes)
     return app
-

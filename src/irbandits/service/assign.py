@@ -28,13 +28,12 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from fastapi import HTTPException
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Engine
 
-from irbandits.errors import IrbanditsError
+from irbandits.errors import Conflict, IrbanditsError, NotFound, Unauthorized
 from irbandits.judging.assessors import AssessorRegistry, ask
-from irbandits.service.campaigns import answer_value, make_judge
+from irbandits.service.campaigns import answer_value, judgments_text, make_judge
 from irbandits.service.credentials import new_token, token_hash
 from irbandits.service.models import Assessor, CampaignRow, Judgment, Task
 from irbandits.service.quality import Signals, Votes, agreement, flag_reason
@@ -288,16 +287,16 @@ class CampaignRuntime:
 
     # ----- answers -----------------------------------------------------------------------------
     def answer(self, assessor: int, task_id: int, answer: Any, client_id: str) -> None:
-        """Record an answer (committed, then applied); raises HTTPException 401 (revoked meanwhile),
-        404 / 409 / 422. A ``client_id`` sent again with the same answer is recorded once; with another
+        """Record an answer (committed, then applied); raises :class:`Unauthorized` (revoked meanwhile),
+        :class:`NotFound`, :class:`Conflict` or :class:`IrbanditsError` (a malformed answer). A ``client_id`` sent again with the same answer is recorded once; with another
         answer it gets 409."""
         with self.lock:
             if assessor in self.revoked:
-                raise HTTPException(401, "this assessor token is revoked", headers={"WWW-Authenticate": "Bearer"})
+                raise Unauthorized("this assessor token is revoked")
             recorded = self.clients.get((assessor, client_id))
             if recorded is not None:
                 if not same_answer(recorded, task_id, answer):
-                    raise HTTPException(409, f"client_id {client_id!r} already recorded another answer "
+                    raise Conflict(f"client_id {client_id!r} already recorded another answer "
                                              f"(task {recorded.task_id}); send a new client_id for a new answer")
                 return
             now = self.settings.clock()
@@ -317,16 +316,16 @@ class CampaignRuntime:
 
     def undo(self, assessor: int, client_id: str) -> Lease:
         """Retract the assessor's latest answer (an appended "retract" row) and lease its request to
-        them again; raises HTTPException 409 when there is nothing to undo or its phase is closed."""
+        them again; raises :class:`Conflict` when there is nothing to undo or its phase is closed."""
         with self.lock:
             if (assessor, client_id) in self.clients:  # the same undo sent again
                 return self.leases[self.mine[assessor]] if assessor in self.mine else None
             j = self.last.get(assessor)
             if j is None or j.id in self.retracted:
-                raise HTTPException(409, "nothing to undo: no answer since the last undo")
+                raise Conflict("nothing to undo: no answer since the last undo")
             why = self.undoable(j)
             if why is not None:
-                raise HTTPException(409, f"too late to undo: {why}")
+                raise Conflict(f"too late to undo: {why}")
             now = self.settings.clock()
             event = dict(campaign_id=self.id, task_id=j.task_id, assessor_id=assessor, topic=j.topic, left=j.left,
                          right=j.right, winner=j.winner, grade=j.grade, client_id=client_id, created_at=now,
@@ -388,23 +387,23 @@ class CampaignRuntime:
     def _refuse(self, assessor: int, task_id: int) -> None:
         """Why a task is not open to ``assessor``: 404 (not theirs), 409 (answered or expired)."""
         if not in_range(task_id):
-            raise HTTPException(404, f"no task {task_id} for this assessor")
+            raise NotFound(f"no task {task_id} for this assessor")
         with self.engine.connect() as conn:
             task = conn.execute(select(Task.assessor_id, Task.answered).where(Task.id == task_id)).first()
         if task is None or task.assessor_id != assessor:
-            raise HTTPException(404, f"no task {task_id} for this assessor")
+            raise NotFound(f"no task {task_id} for this assessor")
         if task.answered:
-            raise HTTPException(409, f"task {task_id} is already answered")
-        raise HTTPException(409, f"the lease on task {task_id} expired; GET /api/next for a new task")
+            raise Conflict(f"task {task_id} is already answered")
+        raise Conflict(f"the lease on task {task_id} expired; GET /api/next for a new task")
 
     def _value(self, task: Lease, answer: Any) -> dict[str, Any]:
         if task.right is not None:
             if answer not in ("left", "right"):
-                raise HTTPException(422, f'answer: a preference answer is "left" or "right", got {answer!r}')
+                raise IrbanditsError(f'answer: a preference answer is "left" or "right", got {answer!r}')
             return dict(winner=task.left if answer == "left" else task.right)
         grades = self.judge.grades
         if isinstance(answer, bool) or answer not in grades:
-            raise HTTPException(422, f"answer: a grade is one of {grades}, got {answer!r}")
+            raise IrbanditsError(f"answer: a grade is one of {grades}, got {answer!r}")
         return dict(grade=float(answer))
 
     # ----- progress ----------------------------------------------------------------------------
@@ -434,6 +433,19 @@ class CampaignRuntime:
     def agreement(self) -> dict[str, Any]:
         with self.lock:
             return agreement(self.votes)
+
+    def judgments_text(self, log: bool = False) -> str:
+        """The judgments export: target answers in log order, without flagged assessors' and retracted
+        ones; with ``log``, every row of the append-only log with its kind as a last column."""
+        with self.lock:
+            if log:
+                return judgments_text(self.log, kinds=True)
+            return judgments_text(j for j in self.log if self.exported(j))
+
+    def qrels_text(self, best: bool = False) -> str:
+        """The qrels export (preference: finished topics; ``best``: only each topic's best items)."""
+        with self.lock:
+            return self.judge.qrels(best)
 
     def exported(self, j) -> bool:
         """Whether a judgments row is in the exports: a target answer, not retracted, its assessor unflagged."""
@@ -508,11 +520,19 @@ class Registry:
             self.start_automatic(runtime, row.id, automatic)
         return row.id, token
 
+    def listing(self, runtime: CampaignRuntime) -> list[dict[str, Any]]:
+        """Each assessor of ``runtime`` with their answers, flag, revocation, failure and quality signals."""
+        counts, quality = runtime.answers(), runtime.quality()
+        return [dict(id=a.id, name=a.name, judgments=counts.get(a.id, 0), flagged=a.flagged, revoked=a.revoked,
+                     automatic=a.automatic, failed=self.failed.get(a.id) if a.automatic else None,
+                     **quality.get(a.id, Signals().as_json() | dict(reason=None)))
+                for a in self.assessors(runtime.id)]
+
     def assessor(self, runtime: CampaignRuntime, assessor: int) -> Assessor:
         """Assessor ``assessor`` of campaign ``runtime``; 404 when it is none of its."""
         found = next((a for a in self.assessors(runtime.id) if a.id == assessor), None)
         if found is None:
-            raise HTTPException(404, f"no assessor {assessor} in campaign {runtime.id}")
+            raise NotFound(f"no assessor {assessor} in campaign {runtime.id}")
         return found
 
     def set_revoked(self, runtime: CampaignRuntime, assessor: int, revoked: bool) -> None:
@@ -553,7 +573,7 @@ class Registry:
         """Campaign ``campaign_id``; 404 when there is none."""
         runtime = self.campaigns.get(campaign_id)
         if runtime is None:
-            raise HTTPException(404, f"no campaign {campaign_id}")
+            raise NotFound(f"no campaign {campaign_id}")
         return runtime
 
     def assessors(self, campaign_id: int) -> list[Assessor]:
@@ -588,7 +608,7 @@ class Automatic(threading.Thread):
                 side = ask(self.judge, self.name, lease.topic, r.topics[lease.topic], r.texts[lease.left],
                            r.texts[lease.right])
                 r.answer(self.assessor, lease.id, side, f"auto-{lease.id}")
-            except HTTPException:   # the lease expired while the callable thought, or it was revoked: ask again
+            except (Conflict, Unauthorized):   # the lease expired while it thought, or it was revoked: ask again
                 continue
             except Exception as exc:
                 self.failed[self.assessor] = f"{type(exc).__name__}: {exc}"[:500]

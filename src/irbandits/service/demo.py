@@ -15,11 +15,9 @@ the first result of the ranker that wins by the problem's preference matrix.
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
 import numpy as np
 
-from irbandits.service import api, api_experiments
 from irbandits.service.campaigns import check_campaign
 from irbandits.service.experiments import check_experiment
 
@@ -94,14 +92,13 @@ CAMPAIGNS = {
 def load_demo(app) -> dict[str, str]:
     """Create the demo campaigns in ``app`` (once) and a new assessor on each; returns name -> page path."""
     registry = app.state.campaigns
-    existing = {runtime.name: runtime.id for runtime in registry.campaigns.values()}
-    request = SimpleNamespace(app=app)  # the API's functions only read request.app.state
+    existing = {runtime.name: runtime for runtime in registry.campaigns.values()}
     links = {}
     for name, fields in CAMPAIGNS.items():
-        cid = existing.get(name)
-        if cid is None:
-            cid = registry.create(check_campaign(dict(name=name, topics=TOPICS, texts=TEXTS, **fields))).id
-        links[name] = api.add_assessor(cid, api.AssessorIn(name="demo assessor"), request)["url"]
+        runtime = existing.get(name)
+        if runtime is None:
+            runtime = registry.create(check_campaign(dict(name=name, topics=TOPICS, texts=TEXTS, **fields)))
+        links[name] = f"/a/{registry.add_assessor(runtime, 'demo assessor')[1]}"
     return links
 
 
@@ -132,6 +129,5 @@ def load_demo_experiment(app, played: int = PLAYED) -> dict:
                 await runtime.clicks(imp.id, [next(i for i, doc in enumerate(shown) if doc.startswith(winner + "-"))])
 
         asyncio.run(play())
-    request = SimpleNamespace(app=app)
-    token = api_experiments.add_client(runtime.id, api_experiments.ClientIn(name="demo front end"), request)["token"]
+    token = registry.add_client(runtime.id, "demo front end")[1]
     return {"id": runtime.id, "token": token, "url": f"/admin/experiments/{runtime.id}"}

@@ -46,14 +46,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from fastapi import HTTPException
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
 from irbandits.clicks.interleaving import CUTOFF, METHODS, Interleaved, encode, get_method, interleave
 from irbandits.dueling import parse_spec
 from irbandits.dueling.base import DuelingAlgorithm
-from irbandits.errors import IrbanditsError
+from irbandits.errors import Conflict, IrbanditsError, NotFound, Unavailable
 from irbandits.rng import new_rng, uniform
 from irbandits.clicks.stats import leaderboard
 from irbandits.service.logwriter import LogWriter
@@ -249,7 +248,7 @@ class ExperimentRuntime:
             try:
                 self.rebuild()
             except Exception:
-                raise HTTPException(503, f"experiment {self.id}: the database is unavailable; try again") from None
+                raise Unavailable(f"experiment {self.id}: the database is unavailable; try again") from None
 
     def _replay(self, impressions, outcomes, now: float) -> None:
         """Apply ``impressions`` and ``outcomes`` rows, each in ``seq`` order, to the fresh state."""
@@ -313,8 +312,8 @@ class ExperimentRuntime:
             with self.engine.connect() as conn:
                 done = conn.execute(select(Outcome.id).where(Outcome.impression_id == iid)).first() is not None
         if done:
-            raise HTTPException(409, f"impression {iid} already has its outcome")
-        raise HTTPException(409, f"impression {iid} expired; POST /api/experiments/{self.id}/impressions for a new one")
+            raise Conflict(f"impression {iid} already has its outcome")
+        raise Conflict(f"impression {iid} expired; POST /api/experiments/{self.id}/impressions for a new one")
 
     async def interleave(self, iid: int, lists: dict[str, list[str]]) -> list[str]:
         """The combined list of impression ``iid``'s two rankings (interleaved outside the lock)."""
@@ -332,7 +331,7 @@ class ExperimentRuntime:
                 raise IrbanditsError(f"lists: ranker {name!r} has {len(lists[name])} results; this experiment shows "
                                      f"lists of at most {length}")
         if imp.shown is not None or imp.listing:
-            raise HTTPException(409, f"impression {iid} already has its list")
+            raise Conflict(f"impression {iid} already has its list")
         il = interleave(method, lists[a], lists[b], rng=impression_rng(self.seed, _INTERLEAVE, imp.seq), length=length)
         # memory changes only after the commit (a failed one makes the runtime stale: its rebuild resets
         # ``listing``); a retry writes the same list again
@@ -355,7 +354,7 @@ class ExperimentRuntime:
         """Credit clicks (0-based positions of the shown list) and apply the outcome; the winner or None."""
         imp = self._live(iid, self.settings.clock())
         if imp.shown is None:
-            raise HTTPException(409, f"impression {iid} has no list yet: POST its lists first")
+            raise Conflict(f"impression {iid} has no list yet: POST its lists first")
         credit = imp.shown.credit(positions)
         await self._outcome(iid, "clicks", credit)
         return None if credit == 0 or imp.c == imp.d else self.rankers[imp.c if credit > 0 else imp.d]
@@ -453,7 +452,7 @@ class Experiments:
         """Experiment ``eid``; 404 when there is none or the caller's token is for another one."""
         runtime = self.experiments.get(eid)
         if runtime is None or (allowed is not None and allowed != eid):
-            raise HTTPException(404, f"no experiment {eid}")
+            raise NotFound(f"no experiment {eid}")
         return runtime
 
     def of_impression(self, iid: int, allowed: int | None = None) -> ExperimentRuntime:
@@ -463,7 +462,7 @@ class Experiments:
             with self.engine.connect() as conn:
                 eid = conn.execute(select(Impression.experiment_id).where(Impression.id == iid)).scalar()
         if eid is None or (allowed is not None and allowed != eid):
-            raise HTTPException(404, f"no impression {iid}")
+            raise NotFound(f"no impression {iid}")
         return self.experiments[eid]
 
     # ----- client tokens -------------------------------------------------------------------------------
@@ -493,7 +492,7 @@ class Experiments:
         with self.sessions() as session:
             row = session.get(ExperimentClient, client) if in_range(client) else None
         if row is None or row.experiment_id != eid:
-            raise HTTPException(404, f"no client {client} of experiment {eid}")
+            raise NotFound(f"no client {client} of experiment {eid}")
         return row
 
     def set_client_revoked(self, eid: int, client: int, revoked: bool) -> None:

@@ -13,8 +13,9 @@ Before a byte of the body is read:
 
 On every answer: the security headers (:data:`SECURITY_HEADERS`; HSTS when the request came over
 HTTPS, directly or through a proxy uvicorn trusts) and one log line, ``METHOD path status time``,
-with every token-shaped path segment masked (:func:`masked`). The helpers here (:func:`read_body`,
-:func:`json_answer`, :func:`log_request`) serve :class:`irbandits.service.hotroutes.HotRoutes` too.
+with every token-shaped path segment masked (:func:`masked`). The helpers here serve the app and
+:class:`irbandits.service.hotroutes.HotRoutes` alike: body reading, the one table of status codes of
+the domain errors (:data:`STATUS`, :func:`refusal`), validation messages, error bodies, the log line.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import re
 import time
 from collections import OrderedDict
 
+from irbandits.errors import Conflict, IrbanditsError, NotFound, Unauthorized, Unavailable
 from irbandits.service.credentials import token_hash
 from irbandits.service.websession import cookie_nonce
 
@@ -70,6 +72,27 @@ def detail(message) -> bytes:
     return json.dumps({"detail": message}, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+WWW_AUTHENTICATE = (b"www-authenticate", b"Bearer")
+MISSING = "missing bearer token (Authorization: Bearer TOKEN)"
+STATUS = {NotFound: 404, Conflict: 409, Unauthorized: 401, Unavailable: 503, IrbanditsError: 422}
+
+
+def refusal(exc: IrbanditsError) -> tuple[int, bytes, list]:
+    """``(status, body, headers)`` of a domain error, by :data:`STATUS` (the nearest class that names one)."""
+    status = next(STATUS[cls] for cls in type(exc).__mro__ if cls in STATUS)
+    return status, detail(str(exc)), [WWW_AUTHENTICATE] if status == 401 else []
+
+
+def validation_message(exc) -> str:
+    """A list of validation errors (FastAPI's ``RequestValidationError`` or pydantic's) as one line:
+    where, then what."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(x) for x in err.get("loc", ()) if x != "body") or "body"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
 def too_large(limit: int) -> bytes:
     """The body of a 413."""
     return detail(f"request body over the limit of {limit} bytes")
@@ -109,10 +132,6 @@ def bearer_of(authorization: str) -> str | None:
     """The token of an ``Authorization`` header's value, or None when it names none."""
     scheme, _, token = authorization.partition(" ")
     return token.strip() or None if scheme.lower() == "bearer" else None
-
-
-WWW_AUTHENTICATE = (b"www-authenticate", b"Bearer")
-MISSING = "missing bearer token (Authorization: Bearer TOKEN)"
 
 
 def credential_refusal(state, path: str, authorization: str) -> str | None:

@@ -7,9 +7,10 @@ pattern with one numeric group and a handler, e.g. :data:`irbandits.service.api_
 does what the app's exception handlers would do for it, once:
 
 - the handler ``handler(app state, id, Authorization header, body) -> (status, JSON bytes)``;
-- refusals as the app answers them: ``HTTPException`` with its status and headers,
-  ``IrbanditsError`` and ``RequestValidationError`` as 422, each with the body ``{"detail": "..."}``;
-  any other error is left to the server-error middleware around it (500).
+- refusals as the app answers them: ``HTTPException`` with its status and headers, a domain error
+  (:class:`irbandits.errors.IrbanditsError` and its subclasses) by the one table of
+  :func:`irbandits.service.guard.refusal`, ``RequestValidationError`` as 422, each with the body
+  ``{"detail": "..."}``; any other error is left to the server-error middleware around it (500).
 
 It sits behind :class:`irbandits.service.guard.Guard`, which has checked the token's existence and the
 body limit, and adds the security headers and the log line. Every other request goes to the app
@@ -22,8 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 
 from irbandits.errors import IrbanditsError
-from irbandits.service.app import validation_message
-from irbandits.service.guard import detail, header, json_answer, read_body
+from irbandits.service.guard import detail, header, json_answer, read_body, refusal, validation_message
 
 
 class HotRoutes:
@@ -48,7 +48,7 @@ class HotRoutes:
             status, payload = exc.status_code, detail(exc.detail)
             headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (exc.headers or {}).items()]
         except IrbanditsError as exc:
-            status, payload = 422, detail(str(exc))
+            status, payload, headers = refusal(exc)
         except RequestValidationError as exc:
             status, payload = 422, detail(validation_message(exc))
         await json_answer(send, status, payload, headers)

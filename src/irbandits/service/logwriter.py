@@ -36,10 +36,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from fastapi import HTTPException
 from sqlalchemy import bindparam, insert, update
 from sqlalchemy.engine import Engine
 
+from irbandits.errors import Unavailable
 from irbandits.service.models import Impression, Outcome
 
 IDLE_SECONDS = 1.0          # the writer thread ends after this long without work (the next write starts one)
@@ -222,8 +222,8 @@ class LogWriter:
         return rows
 
 
-def _unavailable(owner) -> HTTPException:
-    return HTTPException(503, f"experiment {owner.id}: a write to the database failed; try again")
+def _unavailable(owner) -> Unavailable:
+    return Unavailable(f"experiment {owner.id}: a write to the database failed; try again")
 
 
 def _resolve(items: list[tuple[Write, Any, Exception | None]]) -> None:

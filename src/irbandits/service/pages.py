@@ -1,9 +1,6 @@
-"""The service's web pages: the assessor page ``/a/TOKEN``, static files, security headers.
-
-:func:`install` mounts everything the pages need on the app (``create_app`` calls it last): the
-assessor page and its progress route (here), the organiser pages (:mod:`irbandits.service.admin`),
-``/static``; the Content-Security-Policy and friends are set on every response by
-:class:`irbandits.service.guard.Guard`.
+"""The service's web pages: the assessor page ``/a/TOKEN`` and its progress route, the templates
+(:func:`render`) and the static files (:data:`STATIC`) the organiser pages use too; the
+Content-Security-Policy and friends are set on every response by :class:`irbandits.service.guard.Guard`.
 
 The assessor page is a shell: ``static/assessor.js`` reads the token from the page's own URL and
 calls the JSON API (``/api/next``, ``/api/tasks/{TID}/answer``, ``/api/me``) on the same origin with
@@ -18,9 +15,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 from sqlalchemy import select
@@ -29,6 +25,7 @@ from irbandits.service.auth import Assessed, require_assessor, token_hash
 from irbandits.service.models import Assessor
 
 HERE = Path(__file__).parent
+STATIC = HERE / "static"
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
@@ -53,15 +50,6 @@ def render(name: str, status_code: int = 200, **context) -> HTMLResponse:
     """The template ``name`` rendered (autoescaped) as a page nobody caches."""
     return HTMLResponse(TEMPLATES.get_template(name).render(**context), status_code=status_code,
                         headers={"Cache-Control": "no-store"})
-
-
-def install(app: FastAPI) -> None:
-    """Add the pages and ``/static`` to the service ``app``."""
-    from irbandits.service import admin
-
-    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    app.include_router(router)
-    app.include_router(admin.router)
 
 
 @router.get("/", include_in_schema=False)
