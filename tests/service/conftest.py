@@ -147,3 +147,44 @@ def service(settings):
     s.client.close()
     s.app.state.campaigns.stop()
     s.app.state.engine.dispose()
+
+
+# ----- the browser tests' fixtures (helpers in browsing.py) ----------------------------------------
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium driven by Playwright (skipped when either is missing)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    from .browsing import ARGS, CHROMIUM
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing: run scripts/install-test-deps.sh")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def site(settings):
+    """A fresh app on ``settings`` served by uvicorn, with an organiser client (:class:`browsing.Live`)."""
+    from .browsing import Live
+
+    server = Live(settings)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def watched(browser):
+    """Make pages whose dialogs and console errors are recorded; none may have any at the end."""
+    from .browsing import LAPTOP, Watched
+
+    made = []
+
+    def make(viewport=LAPTOP) -> Watched:
+        made.append(Watched(browser, viewport))
+        return made[-1]
+
+    yield make
+    for w in made:
+        w.check()

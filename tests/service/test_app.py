@@ -57,7 +57,7 @@ def test_logs_carry_no_token_and_no_passage_text(service, caplog):
     service.answer(a, task["task"], "left", "c1")
     service.client.get(f"/a/{token}")
     text = caplog.text
-    assert f"GET /a/*** " in text and "GET /api/next 200" in text and "POST /api/campaigns 201" in text
+    assert "GET /a/*** " in text and "GET /api/next 200" in text and "POST /api/campaigns 201" in text
     assert token not in text and "organiser-token" not in text and SCRIPT not in text and "passage" not in text
 
 

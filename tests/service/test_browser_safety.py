@@ -4,34 +4,40 @@ is shown in reading order. Screenshots go to ``test-output/screenshots/``."""
 
 from __future__ import annotations
 
-from .conftest import ADMIN
-from .test_browser import LAPTOP, browser, expect, live, preference, watched  # noqa: F401 - fixtures
+import pytest
+
+pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+
+from .browsing import LAPTOP, expect, needs_chromium, preference  # noqa: E402
+from .conftest import ADMIN  # noqa: E402
+
+pytestmark = needs_chromium
 
 
-def organiser(browser, live):  # noqa: F811
+def organiser(browser, site):
     """A logged-in organiser page that accepts the confirmations of the revoke and re-issue buttons."""
     context = browser.new_context(viewport=LAPTOP)
     page = context.new_page()
     confirmed, errors = [], []
     page.on("dialog", lambda d: (confirmed.append(d.message), d.accept()))
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(live.url + "/admin")
+    page.goto(site.url + "/admin")
     page.fill("#token", ADMIN)
     page.click("button[type=submit]")
     expect(page.locator("h1")).to_be_visible()
     return context, page, confirmed, errors
 
 
-def test_organiser_revokes_restores_and_reissues_an_assessor_link(browser, live):  # noqa: F811
-    cid = live.campaign(**preference())
-    link = live.assessor(cid, "ann")
-    context, page, confirmed, errors = organiser(browser, live)
-    page.goto(f"{live.url}/admin/campaigns/{cid}")
+def test_organiser_revokes_restores_and_reissues_an_assessor_link(browser, site):
+    cid = site.campaign(**preference())
+    link = site.assessor(cid, "ann")
+    context, page, confirmed, errors = organiser(browser, site)
+    page.goto(f"{site.url}/admin/campaigns/{cid}")
     row = page.locator("#assessors tbody tr").first
     row.locator("button", has_text="Revoke").click()
     expect(row).to_contain_text("revoked")
     assert confirmed == ["Revoke the link of ann? Its next request is refused; what it sent so far stays."]
-    live.shot(page, "admin-assessor-revoked")
+    site.shot(page, "admin-assessor-revoked")
     assessor = context.new_page()            # not a watched page: the revoked link's 404 is expected
     assessor.goto(link)
     expect(assessor.locator("body")).to_contain_text("not valid")      # the old link opens nothing now
@@ -39,8 +45,8 @@ def test_organiser_revokes_restores_and_reissues_an_assessor_link(browser, live)
     expect(row).to_contain_text("active")
     row.locator("button", has_text="New link").click()
     new_link = page.locator("#new-link").input_value()
-    assert new_link.startswith(live.url + "/a/") and new_link != link and len(confirmed) == 2
-    live.shot(page, "admin-assessor-new-link")
+    assert new_link.startswith(site.url + "/a/") and new_link != link and len(confirmed) == 2
+    site.shot(page, "admin-assessor-new-link")
     assessor.goto(link)
     expect(assessor.locator("body")).to_contain_text("not valid")
     assessor.goto(new_link)
@@ -51,17 +57,17 @@ def test_organiser_revokes_restores_and_reissues_an_assessor_link(browser, live)
     context.close()
 
 
-def test_organiser_adds_revokes_and_reissues_a_front_end_token(browser, live):  # noqa: F811
-    eid = live.api.post("/api/experiments", json=dict(name="arena", rankers=["bm25", "neural"], algorithm="RUCB",
+def test_organiser_adds_revokes_and_reissues_a_front_end_token(browser, site):
+    eid = site.api.post("/api/experiments", json=dict(name="arena", rankers=["bm25", "neural"], algorithm="RUCB",
                                                       comparison="team-draft", seed=1)).json()["id"]
-    context, page, confirmed, errors = organiser(browser, live)
-    page.goto(f"{live.url}/admin/experiments/{eid}")
+    context, page, confirmed, errors = organiser(browser, site)
+    page.goto(f"{site.url}/admin/experiments/{eid}")
     page.fill("#client-name", "search-frontend")
     page.click("#clients button[type=submit]:has-text('Add and show token')")
     token = page.locator("#new-token").input_value()
 
     def impression(token: str) -> int:
-        return live.api.post(f"/api/experiments/{eid}/impressions", json={},
+        return site.api.post(f"/api/experiments/{eid}/impressions", json={},
                              headers={"Authorization": f"Bearer {token}"}).status_code
 
     assert impression(token) == 201
@@ -70,27 +76,27 @@ def test_organiser_adds_revokes_and_reissues_a_front_end_token(browser, live):  
     row.locator("button", has_text="Revoke").click()
     expect(row).to_contain_text("revoked")
     assert impression(token) == 401
-    live.shot(page, "admin-client-revoked")
+    site.shot(page, "admin-client-revoked")
     row.locator("button", has_text="New token").click()
     fresh = page.locator("#new-token").input_value()
     assert fresh != token and impression(fresh) == 201 and impression(token) == 401
     expect(page.locator("#client-list tbody tr").first).to_contain_text("active")
-    live.shot(page, "admin-client-new-token")
+    site.shot(page, "admin-client-new-token")
     assert len(confirmed) == 2 and errors == []
     context.close()
 
 
-def test_a_right_to_left_override_does_not_reverse_a_passage(live, watched):  # noqa: F811
+def test_a_right_to_left_override_does_not_reverse_a_passage(site, watched):
     body = preference(items=2, topics=1)
     docs = sorted(body["texts"])
     body["texts"] = {docs[0]: "\u202eThe override would show this sentence backwards.",
                      docs[1]: "An ordinary passage \u202eexe.txt with an override inside it."}
     body["topics"] = {"1": "which \u202eseussi is better?"}
-    cid = live.campaign(**body)
+    cid = site.campaign(**body)
     page = watched().page
-    page.goto(live.assessor(cid))
+    page.goto(site.assessor(cid))
     expect(page.locator("#task")).to_be_visible()
-    live.shot(page, "assessor-bidi-override")
+    site.shot(page, "assessor-bidi-override")
     # along the first line of every text the characters run left to right: reading order, not reversed
     order = page.evaluate("""() => Array.from(document.querySelectorAll('#query, .item .text')).map((node) => {
         const text = node.firstChild, range = document.createRange();

@@ -11,10 +11,9 @@ operation, derandomized) so that CI repeats it; ``IRBANDITS_FUZZ_EXAMPLES`` asks
 from __future__ import annotations
 
 import os
-
-import pytest
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from .conftest import ADMIN, Service
