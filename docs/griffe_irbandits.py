@@ -42,7 +42,7 @@ def _fence_doctests(text: str) -> str:
 
 def _declared_params(path: str) -> tuple[type, tuple] | None:
     """The class at ``path`` and its ``params`` table, if it is a registered algorithm or method."""
-    from irbandits.dueling.base import Param
+    from irbandits.params import Param
 
     try:
         obj = griffe.dynamic_import(path)

@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from irbandits.errors import IrbanditsError
+from irbandits.params import Registry
 
 TOLERANCE = 1e-6
 
@@ -335,14 +336,14 @@ class NamedProblem:
     make: Callable[[], PreferenceMatrix] = field(repr=False)
 
 
-_PROBLEMS: dict[str, NamedProblem] = {}
+_PROBLEMS: Registry[NamedProblem] = Registry("problem")
 
 
 def register_problem(name: str, description: str):
     """Decorator: register a zero-argument factory of a PreferenceMatrix under ``name``."""
 
     def wrap(make):
-        _PROBLEMS[name] = NamedProblem(name, description, make)
+        _PROBLEMS.add(name, NamedProblem(name, description, make))
         return make
 
     return wrap
@@ -362,23 +363,17 @@ for _name, _desc in [
     ("arithmetic", "8 arms in a total order, p_ij = 0.5 + 0.05 (j - i); MIT"),
     ("cyclic", "4 arms: arm 0 wins by 0.1, arms 1-3 form a 0.9 cycle; MIT"),
 ]:
-    _PROBLEMS[_name] = NamedProblem(_name, _desc, _bundled(f"{_name}.txt"))
+    _PROBLEMS.add(_name, NamedProblem(_name, _desc, _bundled(f"{_name}.txt")))
 
 
 def get_problem(name: str) -> PreferenceMatrix:
     """A named problem (see :func:`list_problems`), or a clear error listing the names."""
-    import irbandits.synthetic  # noqa: F401  (registers the synthetic problems)
-
-    if name not in _PROBLEMS:
-        raise IrbanditsError(f"unknown problem {name!r}; known problems: {', '.join(sorted(_PROBLEMS))}")
-    return _PROBLEMS[name].make()
+    return _PROBLEMS.get(name).make()
 
 
 def list_problems():
     """A table of the named problems: name, K, winner type, description."""
     import pandas as pd
-
-    import irbandits.synthetic  # noqa: F401
 
     rows = []
     for p in _PROBLEMS.values():

@@ -25,12 +25,17 @@ continues with ``0.9 ** i``. A model with explicit per-rank values shorter than 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 from numba import njit
 
 from irbandits.errors import IrbanditsError
+from irbandits.params import Registry
 from irbandits.rng import uniform
 
 CUTOFF = 10  # the default list length
@@ -70,6 +75,20 @@ def _probabilities(name: str, values, size: int) -> np.ndarray:
     if np.isnan(a).any() or (a < 0).any() or (a > 1).any():
         raise IrbanditsError(f"{name} must be probabilities in [0, 1], got {a.tolist()}")
     return a
+
+
+def read_fitted(path: str | Path) -> dict:
+    """The JSON body of a click model fit saved by :meth:`irbandits.clicks.fitting.FittedClickModel.save`."""
+    try:
+        body = json.loads(Path(path).read_text())
+        if not isinstance(body, dict) or body.get("format") != "irbandits-click-model":
+            raise ValueError("not written by irbandits")
+        for key in ("model", "by", "items", "length", "params", "se"):
+            if key not in body:
+                raise ValueError(f"no {key}")
+        return body
+    except (OSError, ValueError) as exc:
+        raise IrbanditsError(f"{path}: not a saved click model fit ({exc})") from None
 
 
 @dataclass(frozen=True)
@@ -113,19 +132,33 @@ class ClickModel:
         values for lists of ``length`` results. A path ending in ``.json`` is a model fitted by
         grade and saved (:mod:`irbandits.clicks.fitting`)."""
         if name.lower().endswith(".json"):
-            from irbandits.clicks.fitting import FittedClickModel
-
-            return FittedClickModel.load(name).click_model().extended(length)
+            body = read_fitted(name)
+            params = {k: np.asarray(v, float) for k, v in body["params"].items()}
+            return cls.from_fit(body["model"], body["by"], params).extended(length)
         if grades not in (2, 5):
             raise IrbanditsError(f"click models are defined for 2 or 5 grades, got {grades}")
-        key = name.lower()
-        if key in CASCADE:
-            return cls.cascade(*CASCADE[key][grades], name=key, length=length)
-        if key == "pbm":
-            return cls.position_based(CASCADE["navigational"][grades][0], length=length)
-        if key == "dcm":
-            return cls.dependent(CASCADE["navigational"][grades][0], 0.9 ** np.arange(1, length + 1))
-        raise IrbanditsError(f"unknown click model {name!r}; known: {', '.join([*CASCADE, 'pbm', 'dcm'])}")
+        return _PRESETS.get(name)(grades, length)
+
+    @classmethod
+    def from_fit(cls, model: str, by: str, params: dict[str, np.ndarray]) -> "ClickModel":
+        """The simulator's form of a model fitted by grade (:mod:`irbandits.clicks.fitting`): PBM, DCM
+        and SDBN (a DBN whose continuation is 1) map exactly; UBM and a DBN that abandons after a
+        skipped result have no such form."""
+        if by != "grade":
+            raise IrbanditsError(f"this {model} was fitted per document; fit it by grade (`--by grade`) to "
+                                 "use it as a simulator's click model")
+        a = np.clip(params["attractiveness"], 0, 1)
+        pad = lambda v: np.resize(np.r_[v, np.full(max(0, CUTOFF - len(v)), v[-1])], CUTOFF)  # noqa: E731
+        if model == "pbm":
+            return cls("pbm-fitted", a, np.zeros(len(a)), pad(params["examination"]), np.zeros(CUTOFF))
+        if model == "dcm":
+            return cls("dcm-fitted", a, np.zeros(len(a)), np.ones(CUTOFF), 1.0 - pad(params["continuation"]))
+        if model in ("sdbn", "dbn") and abs(float(params["continuation"]) - 1.0) < 1e-9:
+            return cls(f"{model}-fitted", a, np.asarray(params["satisfaction"], float), np.ones(CUTOFF),
+                       np.zeros(CUTOFF))
+        raise IrbanditsError(f"a fitted {model} cannot drive the simulator's click kernel (it has no "
+                             + ("dependence on the last click" if model == "ubm" else
+                                "abandonment after a skipped result") + "); fit pbm, dcm or sdbn instead")
 
     @property
     def length(self) -> int:
@@ -156,3 +189,23 @@ class ClickModel:
         if len(g) and (g.min() < 0 or g.max() >= self.grades):
             raise IrbanditsError(f"grades must be 0..{self.grades - 1} for the {self.name} model, got {g.tolist()}")
         return int(simulate_clicks(g, len(g), *self.arrays(), rng, out))
+
+
+def _cascade(key: str, grades: int, length: int) -> ClickModel:
+    return ClickModel.cascade(*CASCADE[key][grades], name=key, length=length)
+
+
+def _pbm(grades: int, length: int) -> ClickModel:
+    return ClickModel.position_based(CASCADE["navigational"][grades][0], length=length)
+
+
+def _dcm(grades: int, length: int) -> ClickModel:
+    return ClickModel.dependent(CASCADE["navigational"][grades][0], 0.9 ** np.arange(1, length + 1))
+
+
+# the models :meth:`ClickModel.named` knows: name -> (grades, length) -> model
+_PRESETS: Registry[Callable[[int, int], ClickModel]] = Registry("click model")
+for _key in CASCADE:
+    _PRESETS.add(_key, partial(_cascade, _key))
+_PRESETS.add("pbm", _pbm)
+_PRESETS.add("dcm", _dcm)

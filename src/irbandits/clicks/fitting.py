@@ -59,6 +59,7 @@ import numpy as np
 import numba
 from numba import njit, prange
 
+from irbandits.clicks.click_models import ClickModel, read_fitted
 from irbandits.errors import IrbanditsError
 from irbandits.rng import new_rng, uniform
 
@@ -484,27 +485,10 @@ class FittedClickModel:
             _cascade_probs(*_cascade_form(self.model, theta, sec, keys), keys, clicks, cond, full)
         return _summary(keys, cond, full, clicks)
 
-    def click_model(self):
+    def click_model(self) -> ClickModel:
         """The simulator's :class:`~irbandits.clicks.click_models.ClickModel` of a model fitted by
-        grade: PBM, DCM and SDBN (a DBN whose continuation is 1) map exactly; UBM and a DBN that
-        abandons after a skipped result have no such form."""
-        from irbandits.clicks.click_models import CUTOFF, ClickModel
-
-        if self.by != "grade":
-            raise IrbanditsError(f"this {self.model} was fitted per document; fit it by grade (`--by grade`) to "
-                                 "use it as a simulator's click model")
-        a, p = np.clip(self.params["attractiveness"], 0, 1), self.params
-        pad = lambda v: np.resize(np.r_[v, np.full(max(0, CUTOFF - len(v)), v[-1])], CUTOFF)  # noqa: E731
-        if self.model == "pbm":
-            return ClickModel("pbm-fitted", a, np.zeros(len(a)), pad(p["examination"]), np.zeros(CUTOFF))
-        if self.model == "dcm":
-            return ClickModel("dcm-fitted", a, np.zeros(len(a)), np.ones(CUTOFF), 1.0 - pad(p["continuation"]))
-        if self.model in ("sdbn", "dbn") and abs(float(p["continuation"]) - 1.0) < 1e-9:
-            return ClickModel(f"{self.model}-fitted", a, np.asarray(p["satisfaction"], float), np.ones(CUTOFF),
-                              np.zeros(CUTOFF))
-        raise IrbanditsError(f"a fitted {self.model} cannot drive the simulator's click kernel (it has no "
-                             + ("dependence on the last click" if self.model == "ubm" else
-                                "abandonment after a skipped result") + "); fit pbm, dcm or sdbn instead")
+        grade (:meth:`~irbandits.clicks.click_models.ClickModel.from_fit`)."""
+        return ClickModel.from_fit(self.model, self.by, self.params)
 
     def save(self, path: str | Path) -> Path:
         """Write the fit as JSON (:meth:`load` reads it back)."""
@@ -518,17 +502,15 @@ class FittedClickModel:
     @classmethod
     def load(cls, path: str | Path) -> "FittedClickModel":
         """A fit saved by :meth:`save`."""
+        body = read_fitted(path)
         try:
-            body = json.loads(Path(path).read_text())
-            if body.get("format") != "irbandits-click-model":
-                raise ValueError("not written by irbandits")
             fit = cls(body["model"], body["by"], body["items"], int(body["length"]),
                       {k: np.asarray(v, float) for k, v in body["params"].items()},
                       {k: np.asarray(v, float) for k, v in body["se"].items()}, body.get("iterations", 0),
                       body.get("train", {}))
             fit._theta()
             return fit
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, IrbanditsError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, IrbanditsError) as exc:
             raise IrbanditsError(f"{path}: not a saved click model fit ({exc})") from None
 
 
@@ -596,8 +578,6 @@ def fit_click_model(log: ClickLog, model: str, iterations: int = 500, tol: float
 def evaluate_click_model(click_model, log: ClickLog) -> dict:
     """:meth:`FittedClickModel.evaluate` for a simulator's ``ClickModel`` (a preset, by name, or
     a fitted one) on a log fitted by grade (its items are grades)."""
-    from irbandits.clicks.click_models import ClickModel
-
     m = ClickModel.named(click_model) if isinstance(click_model, str) else click_model
     if log.by != "grade":
         raise IrbanditsError("a simulator's click model is per grade: read the log with by='grade'")

@@ -41,6 +41,7 @@ from numba.extending import overload
 from irbandits.clicks import optimized, preference
 from irbandits.clicks.positions import position as _position
 from irbandits.errors import IrbanditsError
+from irbandits.params import Registry
 from irbandits.rng import new_rng, randint, uniform
 
 CUTOFF = 10  # the default list length
@@ -292,7 +293,7 @@ class Method:
     teams: bool = False
 
 
-METHODS = {m.name: m for m in [
+METHODS = Registry("interleaving method", [
     Method("team-draft", "team-draft interleaving (Radlinski et al. 2008), clicks per team", team_draft, team_credit,
            True),
     Method("balanced", "balanced interleaving (Joachims 2003)", balanced, balanced_credit),
@@ -306,14 +307,12 @@ METHODS = {m.name: m for m in [
            "unbiasedness constraint relaxed", roughly_optimized_interleave, delta_credit),
     Method("pairwise-preference", "pairwise-preference interleaving (Oosterhuis & de Rijke 2017) of two rankers",
            preference_interleave, preference_credit),
-]}
+])
 
 
 def get_method(name: str) -> Method:
     """The interleaving method called ``name``, or an error listing the methods."""
-    if name.lower() not in METHODS:
-        raise IrbanditsError(f"unknown interleaving method {name!r}; known: {', '.join(METHODS)}")
-    return METHODS[name.lower()]
+    return METHODS.get(name)
 
 
 def check_length(length) -> int:

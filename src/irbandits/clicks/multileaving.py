@@ -43,6 +43,7 @@ from irbandits.clicks.interleaving import CUTOFF, _position, _rank_weight, check
 from irbandits.clicks.ltr import Rankers, top_k
 from irbandits.clicks.matrix import Estimate, check_rankers, resolve_model
 from irbandits.errors import IrbanditsError
+from irbandits.params import Registry
 from irbandits.problems import PreferenceMatrix
 from irbandits.rng import new_rng, randint, uniform
 
@@ -215,7 +216,7 @@ class Multileaving:
     teams: bool = False
 
 
-METHODS = {m.name: m for m in [
+METHODS = Registry("multileaving method", [
     Multileaving("team-draft", "team-draft multileaving (Schuth et al. 2014)", team_draft_multileave, team_multicredit,
                  True),
     Multileaving("probabilistic", "probabilistic multileaving (Schuth et al. 2015), tau = 3, per-slot marginalised credit",
@@ -226,13 +227,11 @@ METHODS = {m.name: m for m in [
                  "unbiasedness constraint relaxed", roughly_optimized_multileave, marginalised_multicredit),
     Multileaving("pairwise-preference", "pairwise-preference multileaving (Oosterhuis & de Rijke 2017)",
                  preference_multileave, preference_multicredit),
-]}
+])
 
 
 def get_multileaving(name: str) -> Multileaving:
-    if name.lower() not in METHODS:
-        raise IrbanditsError(f"unknown multileaving method {name!r}; known: {', '.join(METHODS)}")
-    return METHODS[name.lower()]
+    return METHODS.get(name)
 
 
 @dataclass

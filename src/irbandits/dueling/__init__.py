@@ -3,7 +3,6 @@
 from irbandits.dueling.base import (
     AlgorithmSpec,
     DuelingAlgorithm,
-    Param,
     get_algorithm,
     list_algorithms,
     parse_spec,
@@ -25,6 +24,7 @@ from irbandits.dueling.savage import CondorcetSAVAGE, CopelandSAVAGE
 from irbandits.dueling.doubler import Doubler
 from irbandits.dueling.sparring import SparringEXP3, SparringTS, SparringUCB
 from irbandits.dueling.ucb_multileave import UCBMultileave
+from irbandits.params import Param
 
 __all__ = [
     "AlgorithmSpec",

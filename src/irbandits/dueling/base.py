@@ -38,57 +38,10 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from irbandits.errors import IrbanditsError
+from irbandits.params import Param, Registry, check_params, describe_params, split_name
 from irbandits.rng import new_rng
 
-_REGISTRY: dict[str, type["DuelingAlgorithm"]] = {}
-
-
-@dataclass(frozen=True)
-class Param:
-    """One entry of an algorithm's parameter table."""
-
-    name: str
-    type: type
-    default: Any
-    description: str
-    valid: Callable[[Any], bool] | None = None
-    valid_text: str = ""
-
-    def check(self, algorithm: str, value: Any) -> Any:
-        """Convert ``value`` (possibly a string from the CLI) and check its range."""
-        if value is None and self.default is None:
-            return None
-        try:
-            if isinstance(value, str):
-                value = _parse_number(value) if self.type in (int, float) else value
-            if self.type is int and not isinstance(value, int):
-                if float(value) != int(float(value)) or abs(float(value)) > 2**53:  # a float beyond 2**53 is rounded
-                    raise ValueError
-                value = int(float(value))
-            else:
-                value = self.type(value)
-        except (TypeError, ValueError, OverflowError):
-            raise IrbanditsError(
-                f"{algorithm}: parameter {self.name} must be {self.type.__name__}, got {value!r}"
-            ) from None
-        if self.valid is not None and not self.valid(value):
-            raise IrbanditsError(f"{algorithm}: parameter {self.name}={value!r} is invalid; {self.name} must be {self.valid_text}")
-        return value
-
-
-def _parse_number(text: str) -> float:
-    """Numbers from the command line: ``0.8**6``, ``4e6``, ``1/3`` are all accepted."""
-    text = text.strip()
-    if "**" in text:
-        base, exp = text.split("**", 1)
-        return _parse_number(base) ** _parse_number(exp)
-    if "^" in text:
-        base, exp = text.split("^", 1)
-        return _parse_number(base) ** _parse_number(exp)
-    if "/" in text:
-        num, den = text.split("/", 1)
-        return _parse_number(num) / _parse_number(den)
-    return float(text)
+_REGISTRY: Registry[type["DuelingAlgorithm"]] = Registry("algorithm")
 
 
 def c_of_delta(alpha: float, K: int, delta: float) -> float:
@@ -122,7 +75,7 @@ class DuelingAlgorithm:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.name:
-            _REGISTRY[cls.name] = cls
+            _REGISTRY.add(cls.name, cls)
 
     def __init__(self, K: int, seed: int | np.random.SeedSequence | None = 0, horizon: int | None = None, **params):
         """Start with no duels recorded.
@@ -152,12 +105,7 @@ class DuelingAlgorithm:
     # ----- declaration helpers ---------------------------------------------------------------
     @classmethod
     def _check_params(cls, given: dict[str, Any]) -> dict[str, Any]:
-        known = {p.name: p for p in cls.params}
-        unknown = [k for k in given if k not in known]
-        if unknown:
-            names = ", ".join(known) or "none"
-            raise IrbanditsError(f"{cls.name}: unknown parameter {unknown[0]!r}; parameters: {names}")
-        return {name: p.check(cls.name, given.get(name, p.default)) for name, p in known.items()}
+        return check_params(cls.name, cls.params, given)
 
     @classmethod
     def tuned(cls, K: int, seed=0, horizon=None, setting: str = "tuned", **overrides) -> "DuelingAlgorithm":
@@ -241,7 +189,7 @@ class DuelingAlgorithm:
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> "DuelingAlgorithm":
         """Rebuild an object that continues exactly where ``state`` left off."""
-        algo_cls = _REGISTRY.get(state["algorithm"], cls)
+        algo_cls = _REGISTRY.get(state["algorithm"]) if state["algorithm"] in _REGISTRY else cls
         obj = algo_cls(state["K"], seed=0, horizon=state["horizon"], **state["params"])
         for name, arr in zip(obj._names, obj._st):
             saved = np.asarray(state["arrays"][name], dtype=arr.dtype)
@@ -287,12 +235,8 @@ def list_algorithms():
     """A table of the registered algorithms: name, description, parameters, named settings."""
     import pandas as pd
 
-    rows = []
-    for cls in _REGISTRY.values():
-        params = "; ".join(f"{p.name}={p.default!r} ({p.description})" for p in cls.params)
-        rows.append(dict(name=cls.name, description=cls.description, parameters=params,
-                         settings=", ".join(cls.settings), reference=cls.reference))
-    return pd.DataFrame(rows)
+    return pd.DataFrame([dict(name=c.name, description=c.description, parameters=describe_params(c.params),
+                              settings=", ".join(c.settings), reference=c.reference) for c in _REGISTRY.values()])
 
 
 def require_multi_dueling(cls: type[DuelingAlgorithm]) -> type[DuelingAlgorithm]:
@@ -306,10 +250,7 @@ def require_multi_dueling(cls: type[DuelingAlgorithm]) -> type[DuelingAlgorithm]
 
 def get_algorithm(name: str) -> type[DuelingAlgorithm]:
     """The algorithm class registered as ``name`` (case-insensitive)."""
-    by_lower = {k.lower(): v for k, v in _REGISTRY.items()}
-    if name.lower() not in by_lower:
-        raise IrbanditsError(f"unknown algorithm {name!r}; known algorithms: {', '.join(sorted(_REGISTRY))}")
-    return by_lower[name.lower()]
+    return _REGISTRY.get(name)
 
 
 @dataclass(frozen=True)
@@ -326,13 +267,12 @@ class AlgorithmSpec:
 
 def parse_spec(text: str) -> AlgorithmSpec:
     """Parse ``NAME``, ``NAME:tuned``, ``NAME:alpha=0.5,M=8`` or ``NAME:tuned,M=8``."""
-    name, _, rest = text.partition(":")
-    cls = get_algorithm(name.strip())
+    spec = split_name(text)
+    cls = get_algorithm(spec.name)
     params: dict[str, Any] = {}
-    for item in filter(None, (x.strip() for x in rest.split(","))):
-        if "=" in item:
-            key, _, value = item.partition("=")
-            params[key.strip()] = value.strip()
+    for item, value in spec.items:
+        if value is not None:
+            params[item] = value
         elif item in cls.settings:
             params.update(cls.settings[item])
         else:

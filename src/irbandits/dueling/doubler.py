@@ -24,9 +24,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import DuelingAlgorithm, Param
+from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.dueling.bounds import empirical_copeland_winner, record
 from irbandits.dueling.sparring import ucb_arm
+from irbandits.params import Param
 from irbandits.rng import randint
 
 # info slots: epoch (0 before the first step), steps left in it, |L|

@@ -34,9 +34,10 @@ import math
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import DuelingAlgorithm, Param
+from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.dueling.bounds import empirical_copeland_winner, lcb, pick, record, threshold
 from irbandits.dueling.thompson import beta_draw_above, beta_draw_on_side, indicator, refresh_pair
+from irbandits.params import Param
 
 
 @njit(cache=True)

@@ -31,8 +31,9 @@ import math
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import DuelingAlgorithm, Param, from_horizon
+from irbandits.dueling.base import DuelingAlgorithm, from_horizon
 from irbandits.dueling.bounds import empirical_copeland_winner, pick, record
+from irbandits.params import Param
 from irbandits.rng import randint
 
 # info slots: incumbent (-1 before the first step), position in the round, |W|, comparisons per

@@ -37,8 +37,9 @@ from numba import njit
 
 from irbandits.dueling import batches as bt
 from irbandits.dueling.batches import kernel
-from irbandits.dueling.base import DuelingAlgorithm, Param, c_of_delta
+from irbandits.dueling.base import DuelingAlgorithm, c_of_delta
 from irbandits.dueling.bounds import pick, record, ucb
+from irbandits.params import Param
 
 
 @kernel

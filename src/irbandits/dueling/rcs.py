@@ -25,10 +25,11 @@ import math
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import DuelingAlgorithm, Param
+from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.dueling.bounds import empirical_copeland_winner, pick, record
 from irbandits.dueling.rucb import relative_ucb_opponent
 from irbandits.dueling.thompson import indicator, refresh_pair
+from irbandits.params import Param
 
 
 @njit(cache=True)

@@ -38,9 +38,10 @@ import math
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import DuelingAlgorithm, Param
+from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.dueling.bounds import record
 from irbandits.errors import IrbanditsError
+from irbandits.params import Param
 from irbandits.rng import uniform
 
 REBUILD_EVERY = 4096

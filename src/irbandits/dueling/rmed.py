@@ -59,9 +59,10 @@ import math
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import DuelingAlgorithm, Param
+from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.dueling.bounds import empirical_copeland_winner, pick, record
 from irbandits.errors import IrbanditsError
+from irbandits.params import Param
 
 # info slots
 _PHASE, _CI, _CJ, _NLC, _POS, _ARGMIN, _NMIN, _NLN = range(8)

@@ -14,8 +14,9 @@ import math
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import DuelingAlgorithm, Param
+from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.dueling.bounds import empirical_copeland_winner, pick, record, threshold, ucb
+from irbandits.params import Param
 from irbandits.rng import randint, uniform
 
 

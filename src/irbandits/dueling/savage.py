@@ -35,8 +35,9 @@ import math
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import DuelingAlgorithm, Param, from_horizon
+from irbandits.dueling.base import DuelingAlgorithm, from_horizon
 from irbandits.dueling.bounds import record
+from irbandits.params import Param
 from irbandits.rng import randint
 
 # info slots: committed arm (-1 while exploring), pairs in the exploration set, length of this

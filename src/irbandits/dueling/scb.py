@@ -46,8 +46,9 @@ import math
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import DuelingAlgorithm, Param
+from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.dueling.bounds import empirical_copeland_winner, record
+from irbandits.params import Param
 from irbandits.rng import randint
 
 # state slots: round r, exploiting?, duels used in the round, committed arm, position in the pass,

@@ -34,9 +34,10 @@ import math
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import DuelingAlgorithm, Param, from_horizon
+from irbandits.dueling.base import DuelingAlgorithm, from_horizon
 from irbandits.dueling.bounds import pick, record
 from irbandits.dueling.selfsparring import thompson_draw
+from irbandits.params import Param
 from irbandits.rng import uniform
 
 

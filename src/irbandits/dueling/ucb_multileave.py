@@ -34,8 +34,9 @@ import math
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import DuelingAlgorithm, Param
+from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.dueling.bounds import empirical_copeland_winner, record, threshold
+from irbandits.params import Param
 from irbandits.rng import randint
 
 

@@ -27,10 +27,10 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
-from irbandits.dueling.base import Param
 from irbandits.errors import IrbanditsError
 from irbandits.measures.rbo import compatibility, fas_ranking, pgc
 from irbandits.measures.standard import best_items, best_rr, standard
+from irbandits.params import Param, Registry, check_params, split_name
 
 __all__ = ["MEASURES", "Measure", "best_items", "best_rr", "compatibility", "evaluate", "fas_ranking", "mean_over_topics",
            "parse_measure", "pgc", "standard"]
@@ -54,13 +54,13 @@ def _in_01(x: float) -> bool:
 _RBO = (Param("p", float, 0.95, "RBO persistence", _in_01, "in (0, 1)"),
         Param("depth", int, 1000, "RBO evaluation depth", lambda d: d >= 1, ">= 1"))
 
-MEASURES = {m.name: m for m in (
+MEASURES = Registry("measure", (
     Measure("compatibility", "RBO with the ideal ranking of the qrels, normalised", "qrels", _RBO, compatibility),
     Measure("pgc", "preference graph compatibility: RBO with the feedback-arc-set order of the judgments",
             "judgments", _RBO, pgc),
     Measure("best_rr", "reciprocal rank of the first best item (MRR as the mean)", "best", (), best_rr),
     Measure("standard", "any ir-measures or trec_eval name: nDCG@10, RR, AP, ndcg_cut_10, map, ...", "qrels"),
-)}
+))
 
 
 @dataclass(frozen=True)
@@ -74,18 +74,15 @@ def parse_measure(text: str) -> _Parsed:
     """Parse ``NAME``, ``NAME:param=value,...`` or an ir-measures / trec_eval measure name."""
     from irbandits.measures.standard import parse
 
-    name, _, rest = text.strip().partition(":")
+    name, items, rest = split_name(text)
     if name in MEASURES and name != "standard":
         m = MEASURES[name]
-        table = {p.name: p for p in m.params}
-        params = {}
-        for item in filter(None, (x.strip() for x in rest.split(","))):
-            key, eq, value = item.partition("=")
-            if not eq or key.strip() not in table:
-                raise IrbanditsError(f"{name}: {item!r} is not param=value with a parameter of "
-                                     f"{', '.join(table) or 'none'}")
-            params[key.strip()] = table[key.strip()].check(name, value.strip())
-        return _Parsed(text.strip(), m, {p.name: params.get(p.name, p.default) for p in m.params})
+        table = [p.name for p in m.params]
+        for key, value in items:
+            if value is None or key not in table:
+                item = key if value is None else f"{key}={value}"
+                raise IrbanditsError(f"{name}: {item!r} is not param=value with a parameter of {', '.join(table) or 'none'}")
+        return _Parsed(text.strip(), m, check_params(name, m.params, dict(items)))
     found = None if rest else parse(name)
     if found and len(found) == 1:
         return _Parsed(name, MEASURES["standard"], {})

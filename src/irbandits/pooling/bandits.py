@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import Param
+from irbandits.params import Param
 from irbandits.pooling.base import N_JUDGED, PoolingMethod, best_run, judge, propagate, random_run, take
 from irbandits.rng import uniform
 

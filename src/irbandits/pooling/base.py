@@ -31,13 +31,13 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import Param
 from irbandits.errors import IrbanditsError
+from irbandits.params import Param, Registry, check_params, describe_params, split_name
 from irbandits.pooling.pools import TopicPool
 from irbandits.rng import new_rng, randint
 
 N_JUDGED, CUR_RUN, CUR_DOC, N_ACTIVE = 0, 1, 2, 3
-_REGISTRY: dict[str, type["PoolingMethod"]] = {}
+_REGISTRY: Registry[type["PoolingMethod"]] = Registry("pooling method")
 
 
 # ----- kernels shared by every method ------------------------------------------------------------
@@ -136,7 +136,7 @@ class PoolingMethod:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.name:
-            _REGISTRY[cls.name] = cls
+            _REGISTRY.add(cls.name, cls)
 
     def __init__(self, pool: TopicPool, seed: int | np.random.SeedSequence = 0, **params):
         """Start on ``pool`` with nothing judged.
@@ -163,11 +163,7 @@ class PoolingMethod:
 
     @classmethod
     def _check_params(cls, given: dict[str, Any]) -> dict[str, Any]:
-        known = {p.name: p for p in cls.params}
-        unknown = [k for k in given if k not in known]
-        if unknown:
-            raise IrbanditsError(f"{cls.name}: unknown parameter {unknown[0]!r}; parameters: {', '.join(known) or 'none'}")
-        return {name: p.check(cls.name, given.get(name, p.default)) for name, p in known.items()}
+        return check_params(cls.name, cls.params, given)
 
     def _init_own(self, pool: TopicPool, **params) -> dict[str, np.ndarray]:
         raise NotImplementedError
@@ -241,16 +237,13 @@ def list_methods():
     import pandas as pd
 
     return pd.DataFrame([dict(name=c.name, description=c.description,
-                              parameters="; ".join(f"{p.name}={p.default!r} ({p.description})" for p in c.params),
+                              parameters=describe_params(c.params),
                               random=c.random, reference=c.reference) for c in _REGISTRY.values()])
 
 
 def get_method(name: str) -> type[PoolingMethod]:
     """The method class registered as ``name`` (case-insensitive)."""
-    by_lower = {k.lower(): v for k, v in _REGISTRY.items()}
-    if name.lower() not in by_lower:
-        raise IrbanditsError(f"unknown pooling method {name!r}; known methods: {', '.join(_REGISTRY)}")
-    return by_lower[name.lower()]
+    return _REGISTRY.get(name)
 
 
 @dataclass(frozen=True)
@@ -267,22 +260,21 @@ class MethodSpec:
 
 def parse_method(text: str) -> MethodSpec:
     """Parse ``NAME`` or ``NAME:param=value,...``; ``all`` is not a method (see :func:`method_specs`)."""
-    name, _, rest = text.partition(":")
-    cls = get_method(name.strip())
+    spec = split_name(text)
+    cls = get_method(spec.name)
     params: dict[str, Any] = {}
-    for item in filter(None, (x.strip() for x in rest.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise IrbanditsError(f"{cls.name}: expected param=value, got {item!r}")
-        params[key.strip()] = value.strip()
+    for key, value in spec.items:
+        if value is None:
+            raise IrbanditsError(f"{cls.name}: expected param=value, got {key!r}")
+        params[key] = value
     checked = cls._check_params(params)
-    return MethodSpec(cls, {k: checked[k] for k in params}, cls.name + (":" + rest.strip() if rest.strip() else ""))
+    return MethodSpec(cls, {k: checked[k] for k in params}, cls.name + (":" + spec.options if spec.options else ""))
 
 
 def method_specs(names: list[str | MethodSpec] | None) -> list[MethodSpec]:
     """Specs for the given names (or specs); ``None``, ``[]`` or ``["all"]`` give every method."""
     if not names or [str(n).lower() for n in names] == ["all"]:
-        names = list(_REGISTRY)
+        names = _REGISTRY.names()
     specs = [n if isinstance(n, MethodSpec) else parse_method(n) for n in names]
     if len({s.label for s in specs}) != len(specs):
         raise IrbanditsError("the same pooling method is given twice")

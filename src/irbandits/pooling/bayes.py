@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from irbandits.dueling.base import Param
+from irbandits.params import Param
 from irbandits.pooling.base import PoolingMethod, best_run, judge, propagate, take
 from irbandits.rng import beta_draw
 

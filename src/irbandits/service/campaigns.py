@@ -27,8 +27,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from irbandits.dueling.base import Param
 from irbandits.errors import IrbanditsError
+from irbandits.params import Param
 from irbandits.service.validation import MAX_SEED, check_text
 
 _NAME = re.compile(r"^[A-Za-z0-9._+-]{1,100}$")

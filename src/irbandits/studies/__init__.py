@@ -16,7 +16,7 @@ from types import ModuleType
 
 import pandas as pd
 
-from irbandits.errors import IrbanditsError
+from irbandits.params import Registry
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Study:
         return self.load().run_study(**kwargs)
 
 
-STUDIES = {s.name: s for s in [
+STUDIES = Registry("study", [
     Study("best-item-study", "Thesis ch. 5.4: tau of nDCG@10 and best-item MRR against PGC, and the "
           "random-label baseline", "best_item_study"),
     Study("judging-study", "Thesis Figure 4.1: every judging algorithm on Case A and Case B, beside the "
@@ -62,14 +62,12 @@ STUDIES = {s.name: s for s in [
           "(UCB-Multileave, Self-Sparring) on NP2004, by online CTR@10 and NDCG@10", "multileaving", online=True),
     Study("ab-vs-interleaving", "Lecture slides: impressions an A/B test of absolute click metrics and an interleaving "
           "experiment need to find the better of two NP2004 rankers", "ab_vs_interleaving", online=True),
-]}
+], plural="studies")
 
 
 def get_study(name: str) -> Study:
     """The study called ``name``; an unknown name is an error listing the known ones."""
-    if name not in STUDIES:
-        raise IrbanditsError(f"unknown study {name!r}; known: {', '.join(STUDIES)}")
-    return STUDIES[name]
+    return STUDIES.get(name)
 
 
 def list_studies() -> pd.DataFrame:
