@@ -19,7 +19,7 @@ import argparse
 import os
 import time
 
-from irbandits.experiments.backends import Done, run_tasks
+from irbandits.tasks import Done, run_tasks
 from irbandits.experiments.run import _run_task
 from irbandits.experiments.spec import Task
 from irbandits.problems import get_problem

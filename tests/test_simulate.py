@@ -12,7 +12,8 @@ from irbandits.dueling import RUCB, get_algorithm
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix, get_problem
 from irbandits.rng import new_rng, uniform
-from irbandits.simulate import Interrupted, checkpoints, run_one, simulate, summarize
+from irbandits.simulate import checkpoints, run_one, simulate, summarize
+from irbandits.tasks import Interrupted
 
 ALGOS = ["RUCB", "RUCB:alpha=0.3"]
 engine = importlib.import_module("irbandits.simulate")  # the module: the package exports the function by its name

@@ -383,3 +383,12 @@ def json_lines(path: str | Path) -> Iterator[tuple[str, dict]]:
         if not isinstance(obj, dict):
             raise IrbanditsError(f"{_where(path, number)}: expected a JSON object {{...}}")
         yield _where(path, number), obj
+
+
+def write_parquet(table: pd.DataFrame, path: str | Path) -> None:
+    """Write ``table`` to the Parquet file ``path`` whole or not at all: into ``path.part``, then renamed
+    over ``path``, so an interrupted write leaves no half file for a resumed job to read."""
+    path = Path(path)
+    part = path.with_name(path.name + ".part")
+    table.to_parquet(part, index=False)
+    os.replace(part, path)

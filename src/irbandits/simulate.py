@@ -20,16 +20,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import shutil
-import signal
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
-from queue import Empty
 from typing import Callable, Sequence
 
 import numpy as np
@@ -38,8 +33,10 @@ from numba import njit
 
 from irbandits.dueling.base import AlgorithmSpec, DuelingAlgorithm, parse_spec, require_multi_dueling
 from irbandits.errors import IrbanditsError
+from irbandits.io import write_parquet
 from irbandits.problems import PreferenceMatrix
 from irbandits.rng import new_rng, uniform
+from irbandits.tasks import Failed, Interrupted, report, run_tasks
 
 CHUNK_STEPS = 100_000  # the fewest steps a compiled loop runs between returns to Python
 CHUNK_SECONDS = 0.25  # chunks grow until one takes about this long
@@ -332,73 +329,17 @@ def _task(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int
     ))
 
 
-_REPORT = None  # in a worker process: the queue that takes (task number, steps done)
-
-
-def _start_worker(queue) -> None:
-    """Workers ignore Ctrl-C (the parent stops them) and report their steps to ``queue``."""
-    global _REPORT
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _REPORT = queue
-
-
-def _worker_task(number: int, *args) -> pd.DataFrame:
-    return _task(*args, on_steps=lambda steps: _REPORT.put((number, steps)))
-
-
-def _run_parallel(tasks: list[tuple], jobs: int, horizon: int, done: Callable, advance: Callable) -> None:
-    """Run ``_task(*args)`` for every ``args`` of ``tasks`` on ``jobs`` processes, ``done(table)`` as each
-    finishes. On any exception (Ctrl-C included) the finished runs are still handed to ``done``, the
-    queued ones cancelled and the workers terminated at once."""
-    context = get_context("spawn")
-    queue = context.Queue()
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker, initargs=(queue,))
-    reported = [0] * len(tasks)
-    number = {pool.submit(_worker_task, i, *args): i for i, args in enumerate(tasks)}
-    unfinished = set(number)
-
-    def finish(future) -> None:
-        unfinished.discard(future)
-        done(future.result())
-        i = number[future]
-        advance(horizon - reported[i], runs=1)
-        reported[i] = horizon
-
-    try:
-        while unfinished:
-            finished = wait(unfinished, timeout=0.2, return_when=FIRST_COMPLETED).done
-            while True:  # the steps reported so far first, then the runs finished meanwhile
-                try:
-                    i, steps = queue.get_nowait()
-                except Empty:
-                    break
-                if reported[i] < horizon:
-                    reported[i] += steps
-                    advance(steps)
-            for future in finished:
-                finish(future)
-    except BaseException:
-        for future in list(unfinished):
-            if future.done() and not future.cancelled() and future.exception() is None:
-                finish(future)
-        # ProcessPoolExecutor waits for running tasks; only Python 3.14 has terminate_workers()
-        for process in list((pool._processes or {}).values()):
-            process.terminate()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+def _run_task(context: tuple, task: tuple) -> pd.DataFrame:
+    """Run ``task`` (spec, run, run seed) of :func:`simulate` in :func:`~irbandits.tasks.run_tasks`,
+    reporting its steps."""
+    problem, horizon, environment, fast_forward = context
+    spec, run, run_seed = task
+    return _task(spec, problem, horizon, run, run_seed, environment, fast_forward, on_steps=report)
 
 
 def _piece_path(out: Path, label: str, run: int) -> Path:
     safe = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in label)
     return out / "runs" / f"{safe}--{run}.parquet"
-
-
-def _write(table: pd.DataFrame, path: Path) -> None:
-    """Write Parquet whole or not at all (an interrupted write leaves no half file to resume from)."""
-    part = path.with_name(path.name + ".part")
-    table.to_parquet(part, index=False)
-    os.replace(part, path)
 
 
 def _differences(old: dict, new: dict) -> list[str]:
@@ -439,14 +380,6 @@ def _prepare_out(out: Path, config: dict, force: bool) -> None:
     cfg_path.write_text(json.dumps(config, indent=1))
 
 
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C stopped :func:`simulate`: ``kept`` of the ``total`` runs are in ``out``, where the same call resumes."""
-
-    def __init__(self, kept: int, total: int, out: Path | None):
-        super().__init__(f"interrupted: {kept} of {total} runs kept" + (f" in {out}" if out is not None else ""))
-        self.kept, self.total, self.out = kept, total, out
-
-
 def simulate(
     problem: PreferenceMatrix,
     algorithms: Sequence[str | AlgorithmSpec],
@@ -469,10 +402,11 @@ def simulate(
     ``out/results.parquet``; a rerun with the same settings and ``out`` skips the runs already there.
     Results of other settings in ``out`` are an error naming the settings, unless ``force``, which
     removes them. ``progress``: a progress bar counting steps on standard error, or a function called
-    with the number of steps just done. Ctrl-C cancels the runs not finished, stops the workers and
-    raises :class:`Interrupted`. ``environment`` (see :func:`run_one`) makes every duel a real one,
-    e.g. an interleaved comparison, or every step one multileaved comparison of m arms
-    (multi-dueling algorithms only). ``fast_forward``: finish the runs of algorithms whose choices
+    with the number of steps just done. Runs go to ``jobs`` processes by
+    :func:`~irbandits.tasks.run_tasks`; Ctrl-C cancels the runs not finished, stops the workers and
+    raises :class:`~irbandits.tasks.Interrupted`. ``environment`` (see :func:`run_one`) makes every
+    duel a real one, e.g. an interleaved comparison, or every step one multileaved comparison of m
+    arms (multi-dueling algorithms only). ``fast_forward``: finish the runs of algorithms whose choices
     can no longer change in closed form (see :func:`run_one`); the table is the same without it.
     """
     horizon = int(horizon)
@@ -497,29 +431,34 @@ def simulate(
             if out is not None and _piece_path(out, s.label, r).exists():
                 pieces.append(pd.read_parquet(_piece_path(out, s.label, r)))
             else:
-                todo.append((s, problem, horizon, r, run_seeds[r], environment, fast_forward))
+                todo.append((s, r, run_seeds[r]))
+    reported = [0] * len(todo)  # the steps counted so far of each run
 
-    def done(df: pd.DataFrame) -> None:
-        pieces.append(df)
-        if out is not None:
-            _write(df, _piece_path(out, df.algorithm.iloc[0], int(df.run.iloc[0])))
+    def moved(i: int, steps: int) -> None:
+        if reported[i] < horizon:  # steps that arrive after their run's end are counted already
+            reported[i] += steps
+            advance(steps)
 
     try:
         with _reporter(progress, len(todo), horizon) as advance:
-            if jobs == 1 or len(todo) <= 1:
-                for args in todo:
-                    done(_task(*args, on_steps=advance))
-                    advance(0, runs=1)
-            else:
-                _run_parallel(todo, jobs, horizon, done, advance)
+            for outcome in run_tasks(_run_task, todo, (problem, horizon, environment, fast_forward), workers=jobs,
+                                     progress=False, on_progress=moved):
+                if isinstance(outcome, Failed):
+                    raise outcome.exception
+                pieces.append(outcome.value)
+                if out is not None:
+                    spec, run, _ = todo[outcome.index]
+                    write_parquet(outcome.value, _piece_path(out, spec.label, run))
+                advance(horizon - reported[outcome.index], runs=1)
+                reported[outcome.index] = horizon
     except KeyboardInterrupt:
-        raise Interrupted(len(pieces) if out is not None else 0, len(specs) * runs, out) from None
+        raise Interrupted(len(pieces) if out is not None else 0, len(specs) * runs, out, "runs") from None
     order = {s.label: i for i, s in enumerate(specs)}
     table = pd.concat(pieces, ignore_index=True)
     table = table.sort_values(["algorithm", "run", "step"], key=lambda c: c.map(order) if c.name == "algorithm" else c)
     table = table.reset_index(drop=True)[COLUMNS + [c for c in table.columns if c not in COLUMNS]]
     if out is not None:
-        _write(table, out / "results.parquet")
+        write_parquet(table, out / "results.parquet")
     return table
 
 

@@ -56,7 +56,7 @@ ADDRESS = typer.Option(None, help="with --backend ray: the cluster to join, e.g.
 
 def _backend(backend: str, workers: int, address: Optional[str]) -> None:
     """Check ``--backend``, the worker count and ``--address`` before any work starts."""
-    from irbandits.experiments.backends import check_backend
+    from irbandits.tasks import check_backend
 
     check_backend(backend, workers, address)
 

@@ -32,7 +32,8 @@ def run(
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Run every (problem, algorithm setting, run) of SPEC not yet in --out, streaming results there."""
-    from irbandits.experiments import ExperimentInterrupted, TasksFailed, load_spec, run_experiment
+    from irbandits.experiments import TasksFailed, load_spec, run_experiment
+    from irbandits.tasks import Interrupted
 
     _backend(backend, workers, address)
     spec_ = load_spec(check_file(spec, "SPEC"))
@@ -47,7 +48,7 @@ def run(
     try:
         table = run_experiment(spec_, out, backend=backend, workers=workers, address=address,
                                progress=progress and sys.stderr.isatty(), force=force)
-    except ExperimentInterrupted as stop:
+    except Interrupted as stop:
         typer.echo(f"interrupted: {stop.kept} of {stop.total} tasks finished and kept in {out}; "
                    "run the same command again to resume", err=True)
         raise typer.Exit(130) from None

@@ -51,8 +51,9 @@ def simulate(
     on one multileaved comparison of M rankers per step; write a table and plots."""
     from irbandits.cli.common import _number
     from irbandits.plots import plot_accuracy, plot_regret
-    from irbandits.simulate import Interrupted, summarize
     from irbandits.simulate import simulate as run_simulation
+    from irbandits.simulate import summarize
+    from irbandits.tasks import Interrupted
 
     from irbandits.dueling import parse_spec
 

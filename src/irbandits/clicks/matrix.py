@@ -108,8 +108,8 @@ def _estimate_block(context: tuple, block: tuple) -> tuple[np.ndarray, np.ndarra
 
 
 def _estimate_on(backend, workers, address, progress, context, first, second, rngs, mean, var, chunk) -> None:
-    """Fill ``mean`` and ``var`` by blocks of ``chunk`` pairs run by :func:`irbandits.experiments.run_tasks`."""
-    from irbandits.experiments.backends import Failed, run_tasks
+    """Fill ``mean`` and ``var`` by blocks of ``chunk`` pairs run by :func:`irbandits.tasks.run_tasks`."""
+    from irbandits.tasks import Failed, run_tasks
 
     starts = range(0, len(first), chunk)
     blocks = [(first[lo:lo + chunk], second[lo:lo + chunk], rngs[lo:lo + chunk]) for lo in starts]

@@ -15,13 +15,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from irbandits.experiments.backends import Done, run_tasks
 from irbandits.experiments.spec import ExperimentSpec, Task
-from irbandits.experiments.store import ResultStore, _write
+from irbandits.experiments.store import ResultStore
+from irbandits.io import write_parquet
 from irbandits.simulate import _task
+from irbandits.tasks import Done, Interrupted, run_tasks
 
 BATCH_TASKS = 32  # a batch is written when this many tasks have finished ...
-BATCH_SECONDS = 2.0  # ... or this long after the last batch, whichever comes first
+BATCH_SECONDS = 2.0  # ... or this long after the last batch, whichever comes first (the first batch: at once)
 
 
 def run_seed(seed: int, task: Task) -> np.random.SeedSequence:
@@ -35,14 +36,6 @@ def _run_task(context: dict, task: Task) -> pd.DataFrame:
                  run_seed(context["seed"], task))
     rows.insert(0, "problem", task.problem)
     return rows
-
-
-class ExperimentInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped :func:`run_experiment`: ``kept`` of ``total`` tasks are in the store."""
-
-    def __init__(self, kept: int, total: int, out: Path):
-        super().__init__(f"interrupted: {kept} of {total} tasks kept in {out}")
-        self.kept, self.total, self.out = kept, total, out
 
 
 class TasksFailed(RuntimeError):
@@ -59,7 +52,7 @@ def run_experiment(spec: ExperimentSpec, out: str | Path, backend: str = "local"
                    address: str | None = None, progress: bool = True, force: bool = False) -> pd.DataFrame:
     """Run the tasks of ``spec`` not yet in the store ``out``; return every row (see :mod:`.store`).
 
-    Finished tasks are written in batches as they come, so Ctrl-C (:class:`ExperimentInterrupted`), a
+    Finished tasks are written in batches as they come, so Ctrl-C (:class:`~irbandits.tasks.Interrupted`), a
     crash or a lost worker loses nothing finished; the same call resumes. When all tasks are done,
     ``out/results.parquet`` holds the rows in spec order.
     """
@@ -71,7 +64,7 @@ def run_experiment(spec: ExperimentSpec, out: str | Path, backend: str = "local"
                    seed=spec.seed)
     finished: list = []
     failures: list[tuple[str, str]] = []
-    flushed = time.monotonic()
+    flushed = float("-inf")
     try:
         for outcome in run_tasks(_run_task, todo, context, backend=backend, workers=workers, address=address,
                                  progress=progress, label=f"{spec.name}: tasks"):
@@ -85,10 +78,10 @@ def run_experiment(spec: ExperimentSpec, out: str | Path, backend: str = "local"
                 finished, flushed = [], time.monotonic()
     except KeyboardInterrupt:
         store.add(finished)
-        raise ExperimentInterrupted(len(store.done), len(tasks), out) from None
+        raise Interrupted(len(store.done), len(tasks), out, "tasks") from None
     store.add(finished)
     if failures:
         raise TasksFailed(failures, len(tasks), out)
     table = store.table()
-    _write(table, out / "results.parquet")
+    write_parquet(table, out / "results.parquet")
     return table

@@ -27,29 +27,30 @@ import pandas as pd
 
 from irbandits.errors import IrbanditsError
 from irbandits.experiments.spec import ExperimentSpec
+from irbandits.io import write_parquet
 from irbandits.simulate import COLUMNS
 
 STORE_COLUMNS = ["problem", *COLUMNS]
 WALL_TIME = ["run_seconds"]  # the columns that differ between identical runs
 
 
-def _write(table: pd.DataFrame, path: Path) -> None:
-    part = path.with_name(path.name + ".part")
-    table.to_parquet(part, index=False)
-    os.replace(part, path)
-
-
 @contextmanager
 def _whole():
-    """Ctrl-C waits until the block is done: a batch and its index lines are written together."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+    """Ctrl-C waits until the block is done: a batch and its index lines are written together.
+
+    The signal's handler is swapped, not the signal masked: a masked SIGINT goes to another thread
+    (a process pool's), and Python raises it in the main thread all the same."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    caught = []
+    old = signal.signal(signal.SIGINT, lambda *_: caught.append(True))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        signal.signal(signal.SIGINT, old)
+    if caught:
+        signal.raise_signal(signal.SIGINT)  # now to the handler it was meant for
 
 
 class ResultStore:
@@ -112,7 +113,7 @@ class ResultStore:
         entries = [dict(key=key, batch=name, seconds=round(seconds, 4), worker=worker)
                    for key, _, seconds, worker in finished]
         with _whole():
-            _write(pd.concat([rows for _, rows, _, _ in finished], ignore_index=True), self.batches / name)
+            write_parquet(pd.concat([rows for _, rows, _, _ in finished], ignore_index=True), self.batches / name)
             with open(self.index, "a", encoding="utf-8") as fh:
                 fh.write("".join(json.dumps(e) + "\n" for e in entries))
                 fh.flush()

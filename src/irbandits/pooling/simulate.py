@@ -84,10 +84,10 @@ def simulate_pools(
 
     ``relevance[topic]`` is the 0/1 vector of :meth:`TopicPool.relevance`; deterministic methods get
     repetition 0 only, random ones ``repetitions`` seeded repetitions. Each (method, topic) is a task
-    of :func:`irbandits.experiments.run_tasks` on ``backend`` with ``workers`` (``"ray"``: the cluster
+    of :func:`irbandits.tasks.run_tasks` on ``backend`` with ``workers`` (``"ray"``: the cluster
     at ``address``); the curves do not depend on where they ran.
     """
-    from irbandits.experiments.backends import Failed, run_tasks
+    from irbandits.tasks import Failed, run_tasks
 
     if repetitions < 1:
         raise IrbanditsError(f"repetitions must be at least 1, got {repetitions}")

@@ -122,10 +122,10 @@ def run_study(algorithms: Iterable[str] | None = None, runs: int = 1000, seed: i
 
     Run r of every algorithm sees the same relabelling and seeds (paired comparisons), whatever
     ``jobs`` (worker processes) or ``backend`` (``"ray"``: chunks of runs on the Ray cluster at
-    ``address``, see :func:`irbandits.experiments.run_tasks`) is. The top-k process has no budget:
+    ``address``, see :func:`irbandits.tasks.run_tasks`) is. The top-k process has no budget:
     it runs to its end.
     """
-    from irbandits.experiments.backends import Failed, run_tasks
+    from irbandits.tasks import Failed, run_tasks
 
     names = list(algorithms or ALGORITHMS)
     for name in names:

@@ -24,7 +24,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from irbandits.dueling import MergeDTS
-from irbandits.experiments.backends import Failed, run_tasks
+from irbandits.tasks import Failed, run_tasks
 from irbandits.problems import PreferenceMatrix
 from irbandits.simulate import run_one, run_streams
 from irbandits.studies.online import plot_problems, verdict

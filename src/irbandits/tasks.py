@@ -1,10 +1,15 @@
 """Run independent tasks on local processes or a Ray cluster, with a progress bar (done, failed, ETA).
 
-:func:`run_tasks` is the one task runner of the heavy jobs (experiments, ``matrix``,
+:func:`run_tasks` is the one task runner of the heavy jobs (``simulate``, experiments, ``matrix``,
 ``reproduce judging-study``, ``pool simulate``): ``fn(context, task)`` for every task, ``context``
 shipped once per worker (Ray: once to the object store). It yields each outcome as it finishes,
 in finishing order; callers key results by the task, never by that order, so results do not depend
-on the backend or the number of workers. Ray is imported only for ``backend="ray"``.
+on the backend or the number of workers. A running task may call :func:`report` to move a
+step-level progress bar. Ray is imported only for ``backend="ray"``.
+
+Test hook: with ``IRBANDITS_TEST_HOLD_AFTER=N`` in the environment, :func:`run_tasks` yields N
+outcomes, then hands out nothing more and waits until it is interrupted (Ctrl-C), so that a test
+can interrupt a run at a known point without racing the clock.
 
 >>> [d.value for d in run_tasks(pow, [2, 3], context=10, progress=False)]
 [100, 1000]
@@ -18,14 +23,17 @@ import signal
 import socket
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing import get_context
+from pathlib import Path
+from queue import Empty
 from typing import Any, Callable, Iterator, Sequence
 
 from irbandits.errors import IrbanditsError
 
 BACKENDS = ("local", "ray")
 RAY_RETRIES = 3  # a task whose worker or node dies is run again elsewhere this many times
+HOLD_AFTER = "IRBANDITS_TEST_HOLD_AFTER"  # the test hook's environment variable (see the module)
 
 
 @dataclass
@@ -40,30 +48,30 @@ class Done:
 
 @dataclass
 class Failed:
-    """Task ``index`` raised ``error`` (after Ray's retries of a lost worker, if any)."""
+    """Task ``index`` raised ``error`` (after Ray's retries of a lost worker, if any); ``exception`` is
+    the exception itself where it reached this process (the local backend), for callers that re-raise it."""
 
     index: int
     error: str
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
 
 
-def _call(fn: Callable, context: Any, task: Any) -> tuple[Any, float, str]:
-    start = time.perf_counter()
-    value = fn(context, task)
-    return value, time.perf_counter() - start, f"{socket.gethostname()}:{os.getpid()}"
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a job of ``total`` tasks (``what``: "runs", "tasks"); ``kept`` finished ones are
+    saved in ``out`` (None: nowhere), where the same call resumes."""
+
+    def __init__(self, kept: int, total: int, out: Path | None, what: str = "tasks"):
+        super().__init__(f"interrupted: {kept} of {total} {what} kept" + (f" in {out}" if out is not None else ""))
+        self.kept, self.total, self.out, self.what = kept, total, out, what
 
 
-_CONTEXT = None  # in a local worker process: the context given to every task
+_report: Callable[[int], None] | None = None  # while a task runs: where report() sends its steps
 
 
-def _start_worker(context: Any) -> None:
-    """Local workers ignore Ctrl-C (the parent stops them) and keep the context."""
-    global _CONTEXT
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _CONTEXT = context
-
-
-def _local_call(fn: Callable, task: Any) -> tuple[Any, float, str]:
-    return _call(fn, _CONTEXT, task)
+def report(steps: int) -> None:
+    """Called by a running task: ``steps`` more of its steps are done (see ``on_progress`` of :func:`run_tasks`)."""
+    if _report is not None:
+        _report(steps)
 
 
 def check_backend(backend: str, workers: int, address: str | None) -> None:
@@ -84,58 +92,116 @@ def check_backend(backend: str, workers: int, address: str | None) -> None:
 
 
 def run_tasks(fn: Callable[[Any, Any], Any], tasks: Sequence, context: Any = None, backend: str = "local",
-              workers: int = 1, address: str | None = None, progress: bool = True,
-              label: str = "tasks") -> Iterator[Done | Failed]:
+              workers: int = 1, address: str | None = None, progress: bool = True, label: str = "tasks",
+              on_progress: Callable[[int, int], None] | None = None) -> Iterator[Done | Failed]:
     """Yield a :class:`Done` or :class:`Failed` for every task as it finishes.
 
-    ``backend="local"``: ``workers`` processes (in this process when 1). ``backend="ray"``: the Ray
-    cluster at ``address``, or a local Ray runtime of ``workers`` CPUs started for the call; a task
-    whose worker or node is lost is retried on what is left. ``fn`` must be importable by the
-    workers (a module-level function). Leaving the loop early (Ctrl-C included) cancels the
-    unfinished tasks and stops the workers.
+    Parameters
+    ----------
+    fn
+        ``fn(context, task)``, importable by the workers (a module-level function).
+    tasks, context
+        The tasks, and what every task is given besides (sent once per worker).
+    backend, workers, address
+        ``"local"``: ``workers`` processes (in this process when 1). ``"ray"``: the Ray cluster at
+        ``address``, or a local Ray runtime of ``workers`` CPUs started for the call; a task whose
+        worker or node is lost is retried on what is left.
+    progress, label
+        A bar on standard error counting finished and failed tasks, named ``label``.
+    on_progress
+        Called here with ``(task index, steps)`` whenever a running task calls :func:`report`
+        (local backend; steps may still arrive after the task's outcome).
+
+    Leaving the loop early (Ctrl-C included) cancels the unfinished tasks and stops the workers at once.
     """
     check_backend(backend, workers, address)
+    hold = int(os.environ.get(HOLD_AFTER) or 0)
     with _Progress(progress and len(tasks) > 0, len(tasks), label) as bar:
         if backend == "ray":
             outcomes = _ray(fn, tasks, context, workers, address)
         elif workers == 1 or len(tasks) <= 1:
-            outcomes = _serial(fn, tasks, context)
+            outcomes = _serial(fn, tasks, context, on_progress)
         else:
-            outcomes = _processes(fn, tasks, context, workers)
-        for outcome in outcomes:
-            bar(failed=isinstance(outcome, Failed))
-            yield outcome
-
-
-def _serial(fn, tasks, context) -> Iterator[Done | Failed]:
-    for i, task in enumerate(tasks):
+            outcomes = _processes(fn, tasks, context, workers, on_progress)
         try:
-            value, seconds, worker = _call(fn, context, task)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as exc:
-            yield Failed(i, f"{type(exc).__name__}: {exc}")
-            continue
-        yield Done(i, value, seconds, worker)
+            for n, outcome in enumerate(outcomes, 1):
+                bar(failed=isinstance(outcome, Failed))
+                yield outcome
+                while n == hold:  # the test hook: hand out nothing more until Ctrl-C
+                    time.sleep(0.05)
+        finally:
+            outcomes.close()
 
 
-def _processes(fn, tasks, context, workers: int) -> Iterator[Done | Failed]:
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_start_worker,
-                               initargs=(context,))
-    index = {pool.submit(_local_call, fn, task): i for i, task in enumerate(tasks)}
-    unfinished = set(index)
+def _call(fn: Callable, context: Any, task: Any) -> tuple[Any, float, str]:
+    start = time.perf_counter()
+    value = fn(context, task)
+    return value, time.perf_counter() - start, f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _serial(fn, tasks, context, on_progress) -> Iterator[Done | Failed]:
+    global _report
+    for i, task in enumerate(tasks):
+        _report = None if on_progress is None else (lambda steps, i=i: on_progress(i, steps))
+        try:
+            outcome = Done(i, *_call(fn, context, task))
+        except Exception as exc:  # Ctrl-C (KeyboardInterrupt) goes through
+            outcome = Failed(i, f"{type(exc).__name__}: {exc}", exc)
+        finally:
+            _report = None
+        yield outcome
+
+
+_CONTEXT = None  # in a local worker process: the context given to every task
+_STEPS = None  # in a local worker process: the queue that takes (task index, steps) from report()
+
+
+def _start_worker(context: Any, steps) -> None:
+    """Local workers ignore Ctrl-C (the parent stops them) and keep the context and the steps queue."""
+    global _CONTEXT, _STEPS
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _CONTEXT, _STEPS = context, steps
+
+
+def _local_call(fn: Callable, index: int, task: Any) -> tuple[Any, float, str]:
+    global _report
+    _report = None if _STEPS is None else (lambda steps: _STEPS.put((index, steps)))
     try:
-        while unfinished:
-            finished = wait(unfinished, timeout=0.5, return_when=FIRST_COMPLETED).done
-            for future in sorted(finished, key=index.get):
-                unfinished.discard(future)
-                exc = future.exception()
-                if exc is not None:
-                    yield Failed(index[future], f"{type(exc).__name__}: {exc}")
-                else:
-                    yield Done(index[future], *future.result())
+        return _call(fn, _CONTEXT, task)
     finally:
-        if unfinished:  # stopped early: ProcessPoolExecutor would wait for running tasks
+        _report = None
+
+
+def _processes(fn, tasks, context, workers: int, on_progress) -> Iterator[Done | Failed]:
+    """Tasks on ``workers`` spawned processes, at most two per worker handed out at a time."""
+    spawn = get_context("spawn")
+    steps = None if on_progress is None else spawn.Queue()
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=spawn, initializer=_start_worker,
+                               initargs=(context, steps))
+    todo = iter(enumerate(tasks))
+    index: dict = {}
+    stopped = True  # until the last task is in (shutdown alone would wait for the running tasks)
+    try:
+        while True:
+            for i, task in itertools.islice(todo, 2 * workers - len(index)):
+                index[pool.submit(_local_call, fn, i, task)] = i
+            if not index:
+                stopped = False
+                break
+            finished = wait(index, timeout=0.2, return_when=FIRST_COMPLETED).done
+            while steps is not None:  # the steps reported so far first, then the tasks finished meanwhile
+                try:
+                    on_progress(*steps.get_nowait())
+                except Empty:
+                    break
+            for future in sorted(finished, key=index.get):
+                i, exc = index.pop(future), future.exception()
+                if exc is not None:
+                    yield Failed(i, f"{type(exc).__name__}: {exc}", exc)
+                else:
+                    yield Done(i, *future.result())
+    finally:
+        if stopped:  # early, by Ctrl-C, an error or the caller: stop the workers at once
             for process in list((pool._processes or {}).values()):
                 process.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
