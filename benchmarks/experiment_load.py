@@ -35,8 +35,17 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from service_load import (ADMIN, Connection, Server, add_db_option, admin, fresh_database, pct,  # noqa: E402
-                          run_and_print, run_clients)
+from service_load import (  # noqa: E402
+    ADMIN,
+    Connection,
+    Server,
+    add_db_option,
+    admin,
+    fresh_database,
+    pct,
+    run_and_print,
+    run_clients,
+)
 
 RANKERS = [f"ranker{i}" for i in range(10)]
 CALLS = ("impression", "lists", "clicks")

@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 import numba
-
 import numpy as np
 from numba import njit
 

@@ -19,11 +19,11 @@ import argparse
 import os
 import time
 
-from irbandits.tasks import Done, run_tasks
+from irbandits.dueling import parse_spec
 from irbandits.experiments.run import _run_task
 from irbandits.experiments.spec import Task
 from irbandits.problems import get_problem
-from irbandits.dueling import parse_spec
+from irbandits.tasks import Done, run_tasks
 
 
 def measure(backend: str, workers: int, problem: str, algorithm: str, horizon: int, per_worker: int) -> dict:

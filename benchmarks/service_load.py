@@ -153,7 +153,7 @@ class Connection:
         except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             self.writer.close()
             self.writer = None
-            raise ConnectionError("the server closed the connection")
+            raise ConnectionError("the server closed the connection") from None
 
 
 def run_clients(load):
@@ -268,7 +268,6 @@ def bench(db: str, args) -> list[dict]:
         server = Server(url, tmp).start()
         body = campaign_body()
         grade = {(t, d): int(g) for t, _, d, g in (line.split() for line in body["qrels"].splitlines())}
-        results = {}
         for scenario in ("steady", "SIGKILL"):
             cid = httpx.post(f"{server.url}/api/campaigns", json=body, headers=admin(), timeout=120).json()["id"]
             tokens = []

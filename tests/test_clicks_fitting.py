@@ -12,8 +12,14 @@ from typer.testing import CliRunner
 from irbandits.cli import app
 from irbandits.clicks.click_models import ClickModel
 from irbandits.clicks.environment import ClickEnvironment
-from irbandits.clicks.fitting import (ClickLog, FittedClickModel, evaluate_click_model, fit_click_model,
-                                      read_click_log, sample_click_log)
+from irbandits.clicks.fitting import (
+    ClickLog,
+    FittedClickModel,
+    evaluate_click_model,
+    fit_click_model,
+    read_click_log,
+    sample_click_log,
+)
 from irbandits.clicks.ltr import read_ltr
 from irbandits.errors import IrbanditsError
 

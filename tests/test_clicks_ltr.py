@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from irbandits.clicks.click_models import ClickModel, simulate_clicks
 from irbandits.clicks import ltr
+from irbandits.clicks.click_models import ClickModel, simulate_clicks
 from irbandits.clicks.ltr import read_ltr, top_k
 from irbandits.errors import IrbanditsError
 from irbandits.rng import new_rng

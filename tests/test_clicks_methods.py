@@ -299,8 +299,12 @@ def test_lengths_and_click_models_extend():
 
 
 def test_service_experiments_keep_the_length_in_the_comparison():
-    from irbandits.service.experiments import check_experiment, parse_comparison, restored_interleaving, \
-        stored_interleaving
+    from irbandits.service.experiments import (
+        check_experiment,
+        parse_comparison,
+        restored_interleaving,
+        stored_interleaving,
+    )
 
     body = dict(name="x", rankers=["a", "b"], algorithm="RUCB", comparison="optimized", length=20, seed=0)
     fields = check_experiment(body)

@@ -15,8 +15,16 @@ from typer.testing import CliRunner
 from irbandits.cli import app
 from irbandits.clicks.environment import ClickEnvironment
 from irbandits.clicks.ltr import read_ltr
-from irbandits.clicks.stats import (ab_impressions_needed, ab_test, detectable_effect, impressions_needed, leaderboard,
-                                    pair_stats, read_comparison_log, win_share_interval)
+from irbandits.clicks.stats import (
+    ab_impressions_needed,
+    ab_test,
+    detectable_effect,
+    impressions_needed,
+    leaderboard,
+    pair_stats,
+    read_comparison_log,
+    win_share_interval,
+)
 from irbandits.errors import IrbanditsError
 from irbandits.simulate import simulate
 

@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from irbandits.dueling import (BTM, IF, CondorcetSAVAGE, CopelandSAVAGE, Doubler, SparringEXP3, SparringTS,
-                               SparringUCB)
+from irbandits.dueling import BTM, IF, CondorcetSAVAGE, CopelandSAVAGE, Doubler, SparringEXP3, SparringTS, SparringUCB
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix, get_problem
 from irbandits.rng import randint

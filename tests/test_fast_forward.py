@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from numba import njit
 
-from irbandits.dueling import DuelingAlgorithm, MergeDTS, MergeRUCB, RUCB
+from irbandits.dueling import RUCB, DuelingAlgorithm, MergeDTS, MergeRUCB
 from irbandits.problems import PreferenceMatrix, get_problem
 from irbandits.rng import uniform
 from irbandits.simulate import ABSORB_EVERY, repeated_sum, run_one, simulate

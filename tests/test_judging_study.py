@@ -13,8 +13,8 @@ from irbandits.io import read_judgments, read_qrels
 from irbandits.judging import algorithms as alg
 from irbandits.judging.duplicates import find_duplicates, read_texts
 from irbandits.judging.replay import agreement, recorded_pools, replay, replay_agreement
-from irbandits.studies.judging_study import PUBLISHED, PUBLISHED_REPORTED, figure_4_1, run_study, summarize
 from irbandits.problems import PreferenceMatrix
+from irbandits.studies.judging_study import PUBLISHED, PUBLISHED_REPORTED, figure_4_1, run_study, summarize
 from irbandits.synthetic import case_a, case_b
 
 DATA = "../shared/data/human-preferences-dl21/"

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from irbandits.errors import IrbanditsError
+from irbandits.io import read_qrels
 from irbandits.judging.pools import build_pools
 from irbandits.judging.topk import TopKProcess, random_pairings
-from irbandits.io import read_qrels
 from irbandits.rng import new_rng
 
 

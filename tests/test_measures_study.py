@@ -9,12 +9,12 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from test_measures import ref_compatibility, ref_pgc
 
-from irbandits.studies.best_item_study import random_label_baseline, run_study
 from irbandits.io import read_judgments, read_qrels, read_runs
 from irbandits.measures import compatibility, evaluate, mean_over_topics
 from irbandits.measures.correlation import tau
-from test_measures import ref_compatibility, ref_pgc
+from irbandits.studies.best_item_study import random_label_baseline, run_study
 
 DATA = "../shared/data"
 RUNS = f"{DATA}/trec-dl-2021-passage/runs"

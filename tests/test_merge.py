@@ -17,7 +17,7 @@ from irbandits.dueling.bounds import pick, threshold
 from irbandits.dueling.mergedts import sample_tournament
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix, get_problem
-from irbandits.rng import beta, new_rng, randint, uniform
+from irbandits.rng import beta, new_rng, uniform
 from irbandits.simulate import run_one
 from irbandits.synthetic import random_bradley_terry
 

@@ -11,12 +11,21 @@ import pytest
 from typer.testing import CliRunner
 
 from irbandits.cli import app
+from irbandits.clicks.online_metrics import per_impression
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix, get_problem
-from irbandits.clicks.online_metrics import per_impression
 from irbandits.simulate import simulate
-from irbandits.studies import (ab_vs_interleaving, ccb_copeland, mergedts_cycles, mergedts_large_scale,
-                               mergedts_non_condorcet, mergedts_sensitivity, multileaving, rcs_vs_rucb, rucb_vs_savage)
+from irbandits.studies import (
+    ab_vs_interleaving,
+    ccb_copeland,
+    mergedts_cycles,
+    mergedts_large_scale,
+    mergedts_non_condorcet,
+    mergedts_sensitivity,
+    multileaving,
+    rcs_vs_rucb,
+    rucb_vs_savage,
+)
 
 MSLR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "preference-matrices" / "mslr-navigational.txt"
 

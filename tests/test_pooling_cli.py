@@ -11,7 +11,6 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-
 from typer.testing import CliRunner
 
 from irbandits.cli import app

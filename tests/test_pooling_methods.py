@@ -178,8 +178,7 @@ def test_bla_beta_draws_follow_the_beta_distribution(a, b):
     from numba import njit
     from scipy import stats
 
-    from irbandits.rng import beta_draw
-    from irbandits.rng import new_rng
+    from irbandits.rng import beta_draw, new_rng
 
     @njit
     def draws(rng, n):

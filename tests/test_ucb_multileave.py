@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from irbandits.dueling import UCBMultileave
 from irbandits.problems import get_problem
 from irbandits.simulate import run_one

@@ -481,7 +481,14 @@ class _progress:
         if not self.enabled:
             return lambda steps=1, runs=0: None
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         count = (TextColumn("{task.completed:,.0f} of {task.total:,.0f} steps, {task.fields[runs]} of "
                             f"{self.tasks} runs") if self.horizon else MofNCompleteColumn())

@@ -272,7 +272,14 @@ class _Progress:
         if not self.enabled:
             return lambda failed=False: None
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
                              TextColumn("finished, {task.fields[failed]} failed"), TimeElapsedColumn(),

@@ -11,8 +11,22 @@ from typing import Optional
 import numpy as np
 import typer
 
-from irbandits.cli.common import (ADDRESS, BACKEND, CLICK_MODEL, INTERLEAVING, LENGTH, LTR, QUERY_FILE, RANKERS, _backend,
-                                  _count, _jobs, check_output, console, ltr_environment)
+from irbandits.cli.common import (
+    ADDRESS,
+    BACKEND,
+    CLICK_MODEL,
+    INTERLEAVING,
+    LENGTH,
+    LTR,
+    QUERY_FILE,
+    RANKERS,
+    _backend,
+    _count,
+    _jobs,
+    check_output,
+    console,
+    ltr_environment,
+)
 from irbandits.errors import IrbanditsError
 
 

@@ -22,8 +22,17 @@ from typing import Optional
 import numpy as np
 import typer
 
-from irbandits.cli.common import (CLICK_MODEL, LTR, QUERY_FILE, RANKERS, _count, _table, console, ltr_environment,
-                                   reference_problem)
+from irbandits.cli.common import (
+    CLICK_MODEL,
+    LTR,
+    QUERY_FILE,
+    RANKERS,
+    _count,
+    _table,
+    console,
+    ltr_environment,
+    reference_problem,
+)
 from irbandits.errors import IrbanditsError
 
 FEEDBACK = ("clicks", "votes")

@@ -12,7 +12,17 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import ADDRESS, BACKEND, _backend, _number, _table, check_dir, check_file, check_output, console
+from irbandits.cli.common import (
+    ADDRESS,
+    BACKEND,
+    _backend,
+    _number,
+    _table,
+    check_dir,
+    check_file,
+    check_output,
+    console,
+)
 
 app = typer.Typer(no_args_is_help=True, help="Experiment specs (TOML) run on local processes or a Ray cluster, "
                   "into a resumable result store.")

@@ -47,7 +47,8 @@ def init(
 ) -> None:
     """Build judging pools from graded qrels and start the process."""
     from irbandits.io import read_qrels
-    from irbandits.judging.duplicates import find_duplicates, merge_duplicates as merge, read_texts
+    from irbandits.judging.duplicates import find_duplicates, read_texts
+    from irbandits.judging.duplicates import merge_duplicates as merge
     from irbandits.judging.pools import build_pools, pool_sizes
     from irbandits.judging.topk import TopKProcess
 

@@ -8,8 +8,21 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import (ADDRESS, BACKEND, JOBS, _backend, _jobs, _table, check_dir, check_file, check_output,
-                                  console, reading, source_name, writing)
+from irbandits.cli.common import (
+    ADDRESS,
+    BACKEND,
+    JOBS,
+    _backend,
+    _jobs,
+    _table,
+    check_dir,
+    check_file,
+    check_output,
+    console,
+    reading,
+    source_name,
+    writing,
+)
 from irbandits.errors import IrbanditsError
 
 app = typer.Typer(no_args_is_help=True, help="Choose which pooled document an assessor judges next.")

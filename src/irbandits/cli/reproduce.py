@@ -9,8 +9,21 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import (ADDRESS, BACKEND, JOBS, _backend, _count, _jobs, _table, check_dir, check_file, check_output, check_table_output,
-                                  console, write_table)
+from irbandits.cli.common import (
+    ADDRESS,
+    BACKEND,
+    JOBS,
+    _backend,
+    _count,
+    _jobs,
+    _table,
+    check_dir,
+    check_file,
+    check_output,
+    check_table_output,
+    console,
+    write_table,
+)
 from irbandits.studies import STUDIES, get_study, list_studies
 
 app = typer.Typer(help="Reproduce published results from ../shared/data; without NAME, list the studies.")

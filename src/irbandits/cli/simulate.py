@@ -9,10 +9,28 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import (CLICK_MODEL, INTERLEAVING, JOBS, LENGTH, MULTILEAVE, QUERY_FILE, RANKERS, REGRET,
-                                  _count, _jobs, _load_problem, _table, check_output, console, ltr_environment,
-                                  multi_dueling_specs, multileave_environment, problem_by_name_or_file,
-                                  reference_problem, regret_kind)
+from irbandits.cli.common import (
+    CLICK_MODEL,
+    INTERLEAVING,
+    JOBS,
+    LENGTH,
+    MULTILEAVE,
+    QUERY_FILE,
+    RANKERS,
+    REGRET,
+    _count,
+    _jobs,
+    _load_problem,
+    _table,
+    check_output,
+    console,
+    ltr_environment,
+    multi_dueling_specs,
+    multileave_environment,
+    problem_by_name_or_file,
+    reference_problem,
+    regret_kind,
+)
 from irbandits.errors import IrbanditsError
 
 
@@ -50,12 +68,11 @@ def simulate(
     comparisons (regret against --matrix, else a matrix estimated first), or with --multileave M
     on one multileaved comparison of M rankers per step; write a table and plots."""
     from irbandits.cli.common import _number
+    from irbandits.dueling import parse_spec
     from irbandits.plots import plot_accuracy, plot_regret
     from irbandits.simulate import simulate as run_simulation
     from irbandits.simulate import summarize
     from irbandits.tasks import Interrupted
-
-    from irbandits.dueling import parse_spec
 
     T = _count(horizon, "--horizon")
     jobs = _jobs(jobs)

@@ -55,8 +55,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import numba
+import numpy as np
 from numba import njit, prange
 
 from irbandits.clicks.click_models import ClickModel, read_fitted

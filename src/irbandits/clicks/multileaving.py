@@ -37,8 +37,8 @@ from typing import Callable
 import numpy as np
 from numba import njit
 
-from irbandits.clicks.click_models import ClickModel, simulate_clicks
 from irbandits.clicks import optimized, preference
+from irbandits.clicks.click_models import ClickModel, simulate_clicks
 from irbandits.clicks.interleaving import CUTOFF, _position, _rank_weight, check_length, clicks_at, encode
 from irbandits.clicks.ltr import Rankers, top_k
 from irbandits.clicks.matrix import Estimate, check_rankers, resolve_model

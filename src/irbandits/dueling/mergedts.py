@@ -46,8 +46,8 @@ import numpy as np
 from numba import njit
 
 from irbandits.dueling import batches as bt
-from irbandits.dueling.batches import kernel
 from irbandits.dueling.base import DuelingAlgorithm, c_of_delta
+from irbandits.dueling.batches import kernel
 from irbandits.dueling.bounds import pick, record
 from irbandits.dueling.thompson import beta_above_half
 from irbandits.errors import IrbanditsError

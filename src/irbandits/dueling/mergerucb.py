@@ -33,11 +33,10 @@ run), the surviving arm with the most empirical wins over the other survivors, t
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from irbandits.dueling import batches as bt
-from irbandits.dueling.batches import kernel
 from irbandits.dueling.base import DuelingAlgorithm, c_of_delta
+from irbandits.dueling.batches import kernel
 from irbandits.dueling.bounds import pick, record, ucb
 from irbandits.params import Param
 

@@ -211,7 +211,7 @@ def _update(st, rng, c, d, c_won):
 
 @njit(cache=True)
 def _recommend(st):
-    W, t, sc = st[0], st[1], st[2]
+    W, sc = st[0], st[2]
     return empirical_copeland_winner(W) if sc[_ARM] < 0 else sc[_ARM]
 
 

@@ -3,11 +3,11 @@
 Importing this package registers every method (seed 003, Losada, Parapar & Barreiro SAC 2016).
 """
 
-from irbandits.pooling.base import MethodSpec, PoolingMethod, get_method, list_methods, method_specs, parse_method
-from irbandits.pooling.orders import DocID, MoffatA, MoffatB, MoffatC, Rank
-from irbandits.pooling.mtf import MoveToFront
 from irbandits.pooling.bandits import EpsilonGreedy, Random, UCB1Tuned
+from irbandits.pooling.base import MethodSpec, PoolingMethod, get_method, list_methods, method_specs, parse_method
 from irbandits.pooling.bayes import BLA, BLANS, MM, MMNS
+from irbandits.pooling.mtf import MoveToFront
+from irbandits.pooling.orders import DocID, MoffatA, MoffatB, MoffatC, Rank
 from irbandits.pooling.pools import TopicPool, build_pools
 from irbandits.pooling.simulate import simulate_pools
 

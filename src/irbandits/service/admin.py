@@ -24,8 +24,17 @@ from irbandits.service.guard import client_address
 from irbandits.service.models import Assessor
 from irbandits.service.pages import render
 from irbandits.service.uploads import campaign_body
-from irbandits.service.websession import (LOGIN_COOKIE, check_csrf, csrf_token, end_session, form_name,
-                                          login_nonce, require_session, set_login_cookie, start_session)
+from irbandits.service.websession import (
+    LOGIN_COOKIE,
+    check_csrf,
+    csrf_token,
+    end_session,
+    form_name,
+    login_nonce,
+    require_session,
+    set_login_cookie,
+    start_session,
+)
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
 

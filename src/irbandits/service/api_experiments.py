@@ -19,11 +19,10 @@ from __future__ import annotations
 import hmac
 import json
 import re
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
-from typing import Annotated, Literal
-
 from pydantic import BaseModel, Field, StrictBool, StrictInt, ValidationError, model_validator
 
 from irbandits.service.auth import bearer_token, require_admin

@@ -50,13 +50,13 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
 from irbandits.clicks.interleaving import CUTOFF, METHODS, Interleaved, encode, get_method, interleave
+from irbandits.clicks.stats import leaderboard
 from irbandits.dueling import parse_spec
 from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.errors import Conflict, IrbanditsError, NotFound, Unavailable
 from irbandits.rng import new_rng, uniform
-from irbandits.clicks.stats import leaderboard
-from irbandits.service.logwriter import LogWriter
 from irbandits.service.credentials import new_token, token_hash
+from irbandits.service.logwriter import LogWriter
 from irbandits.service.models import ExperimentClient, ExperimentRow, Impression, Outcome
 from irbandits.service.settings import Settings
 from irbandits.service.validation import check_text, in_range

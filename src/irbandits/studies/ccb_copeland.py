@@ -28,7 +28,15 @@ import numpy as np
 import pandas as pd
 
 from irbandits.problems import PreferenceMatrix, get_problem
-from irbandits.studies.online import draw_subset, final, markdown_table, plot_problems, run_problems, tail_share, verdict
+from irbandits.studies.online import (
+    draw_subset,
+    final,
+    markdown_table,
+    plot_problems,
+    run_problems,
+    tail_share,
+    verdict,
+)
 
 MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
 DEFAULT = dict(horizon=10**6, runs=10, only=("mslr5-copeland", "mslr5-condorcet"))

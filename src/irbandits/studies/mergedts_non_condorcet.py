@@ -27,7 +27,15 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from irbandits.problems import PreferenceMatrix
-from irbandits.studies.online import draw_subset, final, markdown_table, plot_problems, run_problems, tail_share, verdict
+from irbandits.studies.online import (
+    draw_subset,
+    final,
+    markdown_table,
+    plot_problems,
+    run_problems,
+    tail_share,
+    verdict,
+)
 
 MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
 DEFAULT = dict(horizon=10**6, runs=20)

@@ -24,10 +24,10 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from irbandits.dueling import MergeDTS
-from irbandits.tasks import Failed, run_tasks
 from irbandits.problems import PreferenceMatrix
 from irbandits.simulate import run_one, run_streams
 from irbandits.studies.online import plot_problems, verdict
+from irbandits.tasks import Failed, run_tasks
 
 MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
 DEFAULT = dict(horizon=10**6, runs=10)

@@ -22,7 +22,15 @@ import numpy as np
 import pandas as pd
 
 from irbandits.problems import PreferenceMatrix
-from irbandits.studies.online import draw_subset, final, markdown_table, plot_problems, run_problems, tail_share, verdict
+from irbandits.studies.online import (
+    draw_subset,
+    final,
+    markdown_table,
+    plot_problems,
+    run_problems,
+    tail_share,
+    verdict,
+)
 
 MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
 DEFAULT = dict(horizon=50_000, runs=30)

@@ -31,8 +31,17 @@ from irbandits.errors import IrbanditsError
 from irbandits.plots import plot_accuracy
 from irbandits.problems import PreferenceMatrix
 from irbandits.simulate import checkpoints
-from irbandits.studies.online import (NP2004, draw_subset, final, growth, markdown_table, plot_problems, reference,
-                                      run_problems, verdict)
+from irbandits.studies.online import (
+    NP2004,
+    draw_subset,
+    final,
+    growth,
+    markdown_table,
+    plot_problems,
+    reference,
+    run_problems,
+    verdict,
+)
 
 DEFAULT = dict(horizon=10**6, runs=20)
 FULL = dict(horizon=4_500_000, runs=100)
