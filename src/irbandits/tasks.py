@@ -94,7 +94,8 @@ def check_backend(backend: str, workers: int, address: str | None) -> None:
 def run_tasks(fn: Callable[[Any, Any], Any], tasks: Sequence, context: Any = None, backend: str = "local",
               workers: int = 1, address: str | None = None, progress: bool = True, label: str = "tasks",
               on_progress: Callable[[int, int], None] | None = None) -> Iterator[Done | Failed]:
-    """Yield a :class:`Done` or :class:`Failed` for every task as it finishes.
+    """Yield a :class:`Done` or :class:`Failed` for every task as it finishes. Leaving the loop early
+    (Ctrl-C included) cancels the unfinished tasks and stops the workers at once.
 
     Parameters
     ----------
@@ -111,8 +112,6 @@ def run_tasks(fn: Callable[[Any, Any], Any], tasks: Sequence, context: Any = Non
     on_progress
         Called here with ``(task index, steps)`` whenever a running task calls :func:`report`
         (local backend; steps may still arrive after the task's outcome).
-
-    Leaving the loop early (Ctrl-C included) cancels the unfinished tasks and stops the workers at once.
     """
     check_backend(backend, workers, address)
     hold = int(os.environ.get(HOLD_AFTER) or 0)

@@ -150,9 +150,10 @@ def service(settings):
 
 
 # ----- the browser tests' fixtures (helpers in browsing.py) ----------------------------------------
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's chromium driven by Playwright (skipped when either is missing)."""
+    """Debian's chromium driven by Playwright (skipped when either is missing). Module-scoped: while
+    Playwright's sync API is open, the main thread runs its event loop, which ``asyncio.run`` refuses."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
     from .browsing import ARGS, CHROMIUM
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Request, Response
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import Field, StrictBool, StrictInt, StrictStr, ValidationError, model_validator
+from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from irbandits.service.assign import Registry
 from irbandits.service.auth import require_admin, require_assessor
 from irbandits.service.campaigns import check_campaign
-from irbandits.service.validation import Strict
+from irbandits.service.validation import Strict, parsed, raw_body
 
 router = APIRouter(prefix="/api")
 _RECORDED = b'{"recorded":true}'
@@ -161,28 +160,22 @@ async def next_task(request: Request):
     return Response(status_code=204) if lease is None else JSONResponse(runtime.task_json(lease))
 
 
-@router.post("/undo", responses={409: {"description": "nothing to undo, or the phase that asked for it is closed"}})
+@router.post("/undo", openapi_extra=raw_body(UndoIn),
+             responses={409: {"description": "nothing to undo, or the phase that asked for it is closed"}})
 async def undo(request: Request):
     """Take back this assessor's latest answer while the phase that asked for it is open: a "retract"
     row is appended to the log, and the same task is leased to them again (the body of ``GET /api/next``)."""
     who = require_assessor(request)
-    try:
-        body = UndoIn.model_validate_json(await request.body())
-    except ValidationError as exc:
-        raise RequestValidationError(exc.errors()) from None
+    body = parsed(UndoIn, await request.body())
     runtime = registry(request).get(who.campaign_id)
     lease = runtime.undo(who.id, body.client_id)
     return Response(status_code=204) if lease is None else JSONResponse(runtime.task_json(lease))
 
 
-@router.post("/tasks/{tid}/answer", openapi_extra={"requestBody": {"required": True, "content": {
-    "application/json": {"schema": AnswerIn.model_json_schema()}}}})
+@router.post("/tasks/{tid}/answer", openapi_extra=raw_body(AnswerIn))
 async def answer(tid: int, request: Request) -> Response:
     who = require_assessor(request)
-    try:
-        body = AnswerIn.model_validate_json(await request.body())
-    except ValidationError as exc:
-        raise RequestValidationError(exc.errors()) from None
+    body = parsed(AnswerIn, await request.body())
     runtime = registry(request).get(who.campaign_id)
     runtime.answer(who.id, tid, body.answer, body.client_id)
     return Response(_RECORDED, media_type="application/json")

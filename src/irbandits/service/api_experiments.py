@@ -22,13 +22,12 @@ import re
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
-from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, Field, StrictBool, StrictInt, ValidationError, model_validator
+from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from irbandits.service.auth import bearer_token, require_admin
 from irbandits.service.credentials import token_hash
 from irbandits.service.experiments import Experiments, check_experiment
-from irbandits.service.validation import MAX_SEED, Strict
+from irbandits.service.validation import MAX_SEED, Strict, parsed, raw_body
 
 router = APIRouter(prefix="/api")
 admin = [Depends(require_admin)]
@@ -71,19 +70,6 @@ class ClicksIn(Strict):
 
 class VoteIn(Strict):
     winner: str
-
-
-def raw_body(model: type[BaseModel]) -> dict:
-    """``openapi_extra`` of a route that validates its body itself with ``model``."""
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
-
-
-def parsed(model: type[BaseModel], body: bytes):
-    """``body`` validated by ``model``; 422 (the app's one-line message) when it does not fit."""
-    try:
-        return model.model_validate_json(body)
-    except ValidationError as exc:
-        raise RequestValidationError(exc.errors()) from None
 
 
 def encoded(body) -> bytes:
