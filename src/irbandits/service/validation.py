@@ -44,18 +44,33 @@ def text_problem(text: str) -> str | None:
 
 def check_text(value: Any, where: str) -> None:
     """Every string in ``value`` (nested dicts and lists, keys included) fit to store; an
-    :class:`IrbanditsError` naming where the first bad one is, else nothing."""
+    :class:`IrbanditsError` naming where the first bad one is, else nothing. The place is spelled only
+    for a bad string, so a clean body (the usual one) costs one scan of its strings."""
+    found = _first_bad(value)
+    if found is not None:
+        path, why = found
+        raise IrbanditsError(f"{where}{''.join(path)}: the text {why}")
+
+
+def _first_bad(value: Any) -> tuple[list[str], str] | None:
+    """``(path, problem)`` of the first string of ``value`` unfit to store, or None."""
     if isinstance(value, str):
-        why = text_problem(value)
-        if why is not None:
-            raise IrbanditsError(f"{where}: the text {why}")
-    elif isinstance(value, dict):
+        why = None if value.isascii() and "\x00" not in value else text_problem(value)
+        return None if why is None else ([], why)
+    if isinstance(value, dict):
         for key, item in value.items():
-            check_text(key, f"{where} (a key)")
-            check_text(item, f"{where}[{key!r}]" if text_problem(str(key)) is None else where)
+            found = _first_bad(key)
+            if found is not None:
+                return [" (a key)"], found[1]
+            found = _first_bad(item)
+            if found is not None:
+                return [f"[{key!r}]", *found[0]], found[1]
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            check_text(item, f"{where}[{i}]")
+            found = _first_bad(item)
+            if found is not None:
+                return [f"[{i}]", *found[0]], found[1]
+    return None
 
 
 class Strict(BaseModel):
