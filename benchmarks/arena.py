@@ -8,7 +8,7 @@ goes to i with probability ``e^s_i / (e^s_i + e^s_j)``. Three ways of choosing t
 - uniform: a uniformly random pair of different systems per vote (what public arenas do), the votes
   fed to a RUCB object only to keep its counts and bounds.
 
-Stopping rule for all three: the service's :func:`irbandits.service.experiments.settled` (one arm
+Stopping rule for all three: the service's :func:`irbandits.service.experiment_runtime.settled` (one arm
 left, or the confidence bounds put the recommendation above 1/2 against every other system) with
 the recommendation being the true best, checked every ``--every`` votes. Prints medians and the
 ratios to uniform; saves a figure (``docs/figures/arena.png``).
@@ -39,7 +39,7 @@ def strengths(seed: int) -> np.ndarray:
 def votes_needed(method: str, seed: int, every: int, cap: int) -> int:
     """Votes until the recommendation is the best and settled (``cap`` if never)."""
     from irbandits.dueling import parse_spec
-    from irbandits.service.experiments import settled
+    from irbandits.service.experiment_runtime import settled
 
     s = strengths(seed)
     best = int(np.argmax(s))

@@ -133,7 +133,7 @@ def check_after_crash(server: Server, eid: int, load: Load) -> dict:
 
     from irbandits.service.app import create_app
     from irbandits.service.credentials import secrets_path
-    from irbandits.service.experiments import make_algorithm
+    from irbandits.service.experiment_runtime import make_algorithm
     from irbandits.service.models import ExperimentRow, Impression, Outcome
     from irbandits.service.settings import Settings
 

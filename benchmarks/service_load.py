@@ -233,8 +233,8 @@ def check_after_crash(server: Server, cid: int, load: Load) -> dict:
     from sqlalchemy import select
 
     from irbandits.service.app import create_app
-    from irbandits.service.campaigns import make_judge
     from irbandits.service.credentials import secrets_path
+    from irbandits.service.judges import make_judge
     from irbandits.service.models import CampaignRow, Judgment
     from irbandits.service.settings import Settings
 

@@ -157,12 +157,12 @@ def test_pool_simulate_scores_judged_topics_only(tmp_path):
 
 def test_judged_pools_and_evaluate_filter_in_the_library():
     from irbandits.measures import evaluate
-    from irbandits.pooling import build_pools
+    from irbandits.pooling import depth_pools
     from irbandits.pooling.pools import judged_pools
 
     runs = pd.DataFrame(dict(run="r", topic=["1", "1", "2"], docno=["a", "b", "c"], rank=[1, 2, 1]))
     qrels = pd.DataFrame(dict(topic=["1"], docno=["b"], grade=[1]))
-    assert list(judged_pools(build_pools(runs), qrels)) == ["1"]
+    assert list(judged_pools(depth_pools(runs), qrels)) == ["1"]
     assert evaluate(runs, ["RR"], qrels=qrels).topic.tolist() == ["1"]
     assert evaluate(runs, ["RR"], qrels=qrels, include_unjudged=True).value.tolist() == [0.5, 0.0]
 

@@ -299,7 +299,7 @@ def test_lengths_and_click_models_extend():
 
 
 def test_service_experiments_keep_the_length_in_the_comparison():
-    from irbandits.service.experiments import (
+    from irbandits.service.experiment_runtime import (
         check_experiment,
         parse_comparison,
         restored_interleaving,

@@ -12,7 +12,7 @@ import pytest
 
 from irbandits.errors import IrbanditsError
 from irbandits.io import read_qrels
-from irbandits.judging.pools import build_pools
+from irbandits.judging.pools import grade_pools
 from irbandits.judging.topk import TopKProcess, random_pairings
 from irbandits.rng import new_rng
 
@@ -176,7 +176,7 @@ def test_bad_answers():
 
 
 def test_pools_top_down_by_grade():
-    pools = build_pools(read_qrels("../shared/data/trec-dl-2021-passage/qrels.txt"))
+    pools = grade_pools(read_qrels("../shared/data/trec-dl-2021-passage/qrels.txt"))
     qrels = read_qrels("../shared/data/trec-dl-2021-passage/qrels.txt")
     assert len(pools) == 53 and min(map(len, pools.values())) >= 5
     for topic, pool in pools.items():

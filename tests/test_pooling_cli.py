@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from irbandits.cli import app
 from irbandits.errors import IrbanditsError
 from irbandits.io import read_qrels, read_runs
-from irbandits.pooling import build_pools
+from irbandits.pooling import depth_pools
 from irbandits.pooling.simulate import walk
 from irbandits.pooling.state import Campaign, editing
 
@@ -67,7 +67,7 @@ def test_simulate_writes_curves_plot_table_and_time(campaign_files):
 
 
 def test_simulate_relevant_grade_two(campaign_files):
-    pools = build_pools(read_runs(campaign_files / "runs"), depth=3)
+    pools = depth_pools(read_runs(campaign_files / "runs"), depth=3)
     rel = pools["1"].relevance(read_qrels(campaign_files / "qrels.txt"), 2)
     assert pools["1"].docnos[rel == 1].tolist() == ["b"]
 
@@ -130,7 +130,7 @@ def test_malformed_run_and_missing_state(campaign_files):
 
 @pytest.mark.parametrize("method", ["MM-NS", "BLA", "MoffatC"])
 def test_a_live_campaign_finds_what_the_simulation_finds(campaign_files, tmp_path, method):
-    pools = build_pools(read_runs(campaign_files / "runs"), depth=6)
+    pools = depth_pools(read_runs(campaign_files / "runs"), depth=6)
     qrels = read_qrels(campaign_files / "qrels.txt")
     campaign = Campaign(pools, method, relevant_grade=1, seed=5)
     found = {t: [] for t in pools}
@@ -148,7 +148,7 @@ def test_a_live_campaign_finds_what_the_simulation_finds(campaign_files, tmp_pat
 
 def test_concurrent_judging_processes_lose_no_judgment(campaign_files):
     state = campaign_files / "state.json"
-    Campaign(build_pools(read_runs(campaign_files / "runs"), depth=3), "MM").save(state)
+    Campaign(depth_pools(read_runs(campaign_files / "runs"), depth=3), "MM").save(state)
 
     def judge(docno):
         with editing(state) as campaign:

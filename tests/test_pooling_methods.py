@@ -7,14 +7,14 @@ import pandas as pd
 import pytest
 
 from irbandits.errors import IrbanditsError
-from irbandits.pooling import build_pools, get_method, list_methods, parse_method
+from irbandits.pooling import depth_pools, get_method, list_methods, parse_method
 from irbandits.pooling.simulate import simulate_pools
 
 
 def pool_of(runs: dict[str, str], depth: int = 10, topic: str = "1"):
     """A one-topic pool from ``{"run": "abc"}`` (one-letter docnos, best first)."""
     rows = [(name, topic, doc, rank) for name, docs in runs.items() for rank, doc in enumerate(docs, 1)]
-    return build_pools(pd.DataFrame(rows, columns=["run", "topic", "docno", "rank"]), depth)[topic]
+    return depth_pools(pd.DataFrame(rows, columns=["run", "topic", "docno", "rank"]), depth)[topic]
 
 
 def drive(method, relevant: str, steps: int | None = None) -> str:

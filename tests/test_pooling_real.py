@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from irbandits.io import read_qrels, read_runs
-from irbandits.pooling import build_pools, get_method, list_methods
+from irbandits.pooling import depth_pools, get_method, list_methods
 from irbandits.pooling.simulate import found_at, simulate_pools, walk
 
 DATA = "../shared/data/trec-dl-2021-passage"
@@ -17,7 +17,7 @@ TOPICS = 6  # topics checked against the references (the first ones in topic ord
 
 @pytest.fixture(scope="module")
 def dl():
-    pools = build_pools(read_runs(f"{DATA}/runs"), depth=10)
+    pools = depth_pools(read_runs(f"{DATA}/runs"), depth=10)
     qrels = read_qrels(f"{DATA}/qrels.txt")
     return pools, {g: {t: p.relevance(qrels, g) for t, p in pools.items()} for g in (1, 2)}
 

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from irbandits.io import read_qrels
-from irbandits.judging.pools import build_pools
+from irbandits.judging.pools import grade_pools
 from irbandits.judging.topk import TopKProcess
 
 from .conftest import ADMIN
@@ -51,7 +51,7 @@ def exported(service, cid: int) -> list[list[str]]:
 def replayed(body: dict, lines: list[list[str]], tmp_path) -> TopKProcess:
     """A fresh process, as ``irbandits judge init`` makes it, fed the exported answers in order."""
     (tmp_path / "qrels").write_text(body["qrels"])
-    pools = build_pools(read_qrels(tmp_path / "qrels"))
+    pools = grade_pools(read_qrels(tmp_path / "qrels"))
     proc = TopKProcess(pools, seed=body["options"]["seed"], extra=body["options"].get("extra", 0))
     for topic, left, right, winner, *_ in lines:
         proc.add(topic, left, right, winner)

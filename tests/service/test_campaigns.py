@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from irbandits.service.campaigns import PreferenceJudge, check_options
+from irbandits.service.campaign_spec import check_options
+from irbandits.service.judges import PreferenceJudge
 
 
 def judge(per_pair: int) -> PreferenceJudge:

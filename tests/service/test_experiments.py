@@ -9,7 +9,7 @@ import pytest
 
 from irbandits.client import Client, ServiceError
 from irbandits.dueling import parse_spec
-from irbandits.service.experiments import algorithm_seed
+from irbandits.service.experiment_runtime import algorithm_seed
 
 from .conftest import ADMIN
 

@@ -9,7 +9,8 @@ import random
 import pytest
 
 from irbandits.errors import IrbanditsError
-from irbandits.service.campaigns import check_campaign, make_judge
+from irbandits.service.campaign_spec import check_campaign
+from irbandits.service.judges import make_judge
 from irbandits.service.quality import Signals, Votes, agreement, flag_reason, wilson
 
 from .conftest import Service

@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from irbandits.cli import clicks, evaluate, experiment, experiments, judge, pool, reproduce, serve, simulate
+from irbandits.cli import clicks, evaluate, experiment_replay, experiments, judge, pool, reproduce, serve, simulate
 from irbandits.cli.common import _error
 from irbandits.errors import IrbanditsError
 
@@ -40,7 +40,7 @@ app.add_typer(reproduce.app, name="reproduce")
 app.command()(clicks.matrix)
 app.add_typer(judge.app, name="judge")
 app.command()(serve.serve)
-app.command("experiment-replay")(experiment.experiment_replay)
+app.command("experiment-replay")(experiment_replay.experiment_replay)
 app.add_typer(experiments.app, name="experiment")
 app.command("interleaving-report")(clicks.interleaving_report)
 app.add_typer(clicks.fit_app, name="clicks")

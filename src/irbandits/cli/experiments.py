@@ -1,7 +1,7 @@
 """``irbandits experiment run|report``: experiment specs run on local processes or a Ray cluster.
 
 (``irbandits experiment-replay``, the online-experiments service replay, lives in
-:mod:`irbandits.cli.experiment`.)"""
+:mod:`irbandits.cli.experiment_replay`.)"""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def init(
     from irbandits.io import read_qrels
     from irbandits.judging.duplicates import find_duplicates, read_texts
     from irbandits.judging.duplicates import merge_duplicates as merge
-    from irbandits.judging.pools import build_pools, pool_sizes
+    from irbandits.judging.pools import grade_pools, pool_sizes
     from irbandits.judging.topk import TopKProcess
 
     if check_output(state, "--state").exists() and not force:
@@ -57,7 +57,7 @@ def init(
     if merge_duplicates and texts is None:
         raise IrbanditsError("--merge-duplicates needs --texts")
     with reading(qrels, "QRELS") as path:
-        pools = build_pools(read_qrels(path), minimum)
+        pools = grade_pools(read_qrels(path), minimum)
     aliases = None
     if texts is not None:
         groups = find_duplicates(pools, read_texts(check_file(texts, "--texts")))
@@ -175,10 +175,10 @@ def plan(
         raise IrbanditsError(f"--runs must be at least 1, got {runs}")
     if qrels is not None:
         from irbandits.io import read_qrels
-        from irbandits.judging.pools import build_pools
+        from irbandits.judging.pools import grade_pools
 
         with reading(qrels, "QRELS") as path:
-            sizes = {t: len(p) for t, p in build_pools(read_qrels(path), minimum).items() if p}
+            sizes = {t: len(p) for t, p in grade_pools(read_qrels(path), minimum).items() if p}
     else:
         try:
             sizes = {str(i + 1): int(x) for i, x in enumerate(pool_sizes.split(","))}
@@ -241,7 +241,7 @@ def run(
     from irbandits.io import read_qrels
     from irbandits.judging.assessors import ask, load_assessor
     from irbandits.judging.duplicates import read_texts
-    from irbandits.judging.pools import build_pools
+    from irbandits.judging.pools import grade_pools
     from irbandits.judging.topk import TopKProcess
 
     if check_output(state, "--state").exists() and not force:
@@ -250,7 +250,7 @@ def run(
     query_of = read_texts(check_file(queries, "--queries"), key="topic")
     text_of = read_texts(check_file(texts, "--texts"))
     with reading(qrels, "QRELS") as path:
-        pools = build_pools(read_qrels(path), minimum)
+        pools = grade_pools(read_qrels(path), minimum)
     for topic, items in pools.items():
         if items and topic not in query_of:
             raise IrbanditsError(f"{queries}: no query for topic {topic}")

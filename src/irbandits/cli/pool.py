@@ -37,7 +37,7 @@ def _pools(runs: Path, depth: int):
     from rich.console import Console
 
     from irbandits.io import read_runs
-    from irbandits.pooling import build_pools
+    from irbandits.pooling import depth_pools
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -48,7 +48,7 @@ def _pools(runs: Path, depth: int):
                 table = read_runs(path)
     for w in caught:
         Console(stderr=True, soft_wrap=True).print(f"warning: {w.message}", markup=False, highlight=False)
-    return build_pools(table, depth)
+    return depth_pools(table, depth)
 
 
 @app.command()

@@ -6,7 +6,7 @@ highest grade; while the pool has fewer than ``minimum`` items, add the whole ne
 
 >>> import pandas as pd
 >>> q = pd.DataFrame({"topic": ["1"] * 5, "docno": list("abcde"), "grade": [3, 2, 2, 1, 0]})
->>> build_pools(q, minimum=2)
+>>> grade_pools(q, minimum=2)
 {'1': ['a', 'b', 'c']}
 """
 
@@ -17,7 +17,7 @@ import pandas as pd
 from irbandits.errors import IrbanditsError
 
 
-def build_pools(qrels: pd.DataFrame, minimum: int = 5) -> dict[str, list[str]]:
+def grade_pools(qrels: pd.DataFrame, minimum: int = 5) -> dict[str, list[str]]:
     """Judging pool per topic from a qrels table (``topic, docno, grade``), in qrels order per grade.
 
     Parameters

@@ -153,7 +153,7 @@ class TopKProcess:
     Parameters
     ----------
     pools
-        ``{topic: [docno, ...]}`` (see :func:`irbandits.judging.pools.build_pools`).
+        ``{topic: [docno, ...]}`` (see :func:`irbandits.judging.pools.grade_pools`).
     n
         Pairs per item in a pruning phase (7 in the study).
     m

@@ -8,11 +8,11 @@ from irbandits.pooling.base import MethodSpec, PoolingMethod, get_method, list_m
 from irbandits.pooling.bayes import BLA, BLANS, MM, MMNS
 from irbandits.pooling.mtf import MoveToFront
 from irbandits.pooling.orders import DocID, MoffatA, MoffatB, MoffatC, Rank
-from irbandits.pooling.pools import TopicPool, build_pools
+from irbandits.pooling.pools import TopicPool, depth_pools
 from irbandits.pooling.simulate import simulate_pools
 
 __all__ = [
     "BLA", "BLANS", "DocID", "EpsilonGreedy", "MM", "MMNS", "MethodSpec", "MoffatA", "MoffatB", "MoffatC",
-    "MoveToFront", "PoolingMethod", "Random", "Rank", "TopicPool", "UCB1Tuned", "build_pools", "get_method",
+    "MoveToFront", "PoolingMethod", "Random", "Rank", "TopicPool", "UCB1Tuned", "depth_pools", "get_method",
     "list_methods", "method_specs", "parse_method", "simulate_pools",
 ]

@@ -14,9 +14,9 @@ and ``n`` the number of judgments.
   variance ``var_j = mean_j (1 - mean_j)``.
 
 >>> import pandas as pd
->>> from irbandits.pooling.pools import build_pools
+>>> from irbandits.pooling.pools import depth_pools
 >>> runs = pd.DataFrame(dict(run=list("xxyy"), topic="1", docno=list("abcd"), rank=[1, 2, 1, 2]))
->>> m = UCB1Tuned(build_pools(runs, depth=2)["1"])
+>>> m = UCB1Tuned(depth_pools(runs, depth=2)["1"])
 >>> [m.next(), m.judge("a", False).next(), m.judge("c", True).next()]
 ['a', 'c', 'd']
 """

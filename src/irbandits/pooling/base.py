@@ -144,7 +144,7 @@ class PoolingMethod:
         Parameters
         ----------
         pool
-            One topic's pool of documents (:func:`~irbandits.pooling.pools.build_pools`).
+            One topic's pool of documents (:func:`~irbandits.pooling.pools.depth_pools`).
         seed
             Seed of the method's own random generator (used by the random methods only).
         **params

@@ -11,9 +11,9 @@ the run with the largest posterior draw (Thompson sampling, Granmo 2008); MM pla
 largest posterior mean, ties to the run just played, then to the smaller run number.
 
 >>> import pandas as pd
->>> from irbandits.pooling.pools import build_pools
+>>> from irbandits.pooling.pools import depth_pools
 >>> runs = pd.DataFrame(dict(run=list("xxyyzz"), topic="1", docno=list("abcdce"), rank=[1, 2] * 3))
->>> m = MMNS(build_pools(runs, depth=2)["1"])
+>>> m = MMNS(depth_pools(runs, depth=2)["1"])
 >>> [m.next(), m.judge("a", False).next(), m.judge("c", True).next()]
 ['a', 'c', 'd']
 """

@@ -7,9 +7,9 @@ exhausted current run is left the same way, without losing priority. Judgments o
 were not offered change nothing but the pool.
 
 >>> import pandas as pd
->>> from irbandits.pooling.pools import build_pools
+>>> from irbandits.pooling.pools import depth_pools
 >>> runs = pd.DataFrame(dict(run=list("xxyy"), topic="1", docno=list("abcd"), rank=[1, 2, 1, 2]))
->>> m = MoveToFront(build_pools(runs, depth=2)["1"])
+>>> m = MoveToFront(depth_pools(runs, depth=2)["1"])
 >>> [m.next(), m.judge("a", True).next(), m.judge("b", False).next()]
 ['a', 'b', 'c']
 """

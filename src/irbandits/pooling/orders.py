@@ -14,9 +14,9 @@ with ``(a, b)`` = (0, 0), (1, 0), (1, 3), recomputed from the judgments before e
 running sums that drift); the largest weight is judged next, ties to the smaller docno.
 
 >>> import pandas as pd
->>> from irbandits.pooling.pools import build_pools
+>>> from irbandits.pooling.pools import depth_pools
 >>> runs = pd.DataFrame(dict(run=list("xxyy"), topic="1", docno=list("bcca"), rank=[1, 2, 1, 2]))
->>> pool = build_pools(runs, depth=2)["1"]
+>>> pool = depth_pools(runs, depth=2)["1"]
 >>> m = MoffatA(pool)
 >>> [m.next(), m.judge("c", True).next(), m.judge("b", False).next()]
 ['c', 'b', 'a']

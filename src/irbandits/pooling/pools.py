@@ -6,7 +6,7 @@ every topic (a run that retrieved nothing for a topic is exhausted from the star
 
 >>> import pandas as pd
 >>> runs = pd.DataFrame(dict(run=["x", "x", "y", "y"], topic="1", docno=["b", "a", "a", "c"], rank=[1, 2, 1, 2]))
->>> pool = build_pools(runs, depth=2)["1"]
+>>> pool = depth_pools(runs, depth=2)["1"]
 >>> pool.docnos.tolist(), pool.ranked.tolist()
 (['a', 'b', 'c'], [[1, 0], [0, 2]])
 """
@@ -76,7 +76,7 @@ class TopicPool:
         return int((~np.isin(self.docnos, qrels.docno[qrels.topic == self.topic].to_numpy())).sum())
 
 
-def build_pools(runs: pd.DataFrame, depth: int = 10) -> dict[str, TopicPool]:
+def depth_pools(runs: pd.DataFrame, depth: int = 10) -> dict[str, TopicPool]:
     """The depth-``depth`` pool of every topic of a run table (as :func:`irbandits.io.read_runs` gives)."""
     if int(depth) < 1:
         raise IrbanditsError(f"the pool depth must be at least 1, got {depth}")
@@ -102,7 +102,7 @@ def judged_pools(pools: dict[str, TopicPool], qrels: pd.DataFrame) -> dict[str, 
     a topic the runs answer but the qrels do not would otherwise count as having no relevant document.
 
     >>> runs = pd.DataFrame(dict(run="x", topic=["1", "2"], docno=["a", "b"], rank=1))
-    >>> list(judged_pools(build_pools(runs), pd.DataFrame(dict(topic=["2"], docno=["b"], grade=[0]))))
+    >>> list(judged_pools(depth_pools(runs), pd.DataFrame(dict(topic=["2"], docno=["b"], grade=[0]))))
     ['2']
     """
     judged = set(qrels.topic.astype(str))

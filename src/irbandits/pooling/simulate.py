@@ -6,9 +6,9 @@ of relevant documents found after each judgment. Repetition ``i`` of topic ``t``
 ``SeedSequence(seed, spawn_key=(t, i))`` for every method, so random methods are paired.
 
 >>> import pandas as pd
->>> from irbandits.pooling.pools import build_pools
+>>> from irbandits.pooling.pools import depth_pools
 >>> runs = pd.DataFrame(dict(run=list("xxyy"), topic="1", docno=list("abcd"), rank=[1, 2, 1, 2]))
->>> pools = build_pools(runs, depth=2)
+>>> pools = depth_pools(runs, depth=2)
 >>> rel = {"1": np.array([0, 0, 1, 1])}
 >>> curves = simulate_pools(pools, rel, ["DocID", "MTF"])
 >>> curves[curves.method == "MTF"].relevant_found.tolist()

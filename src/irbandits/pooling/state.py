@@ -9,9 +9,9 @@ so two judging processes never overwrite each other's judgments. Judgments of do
 of turn): they update every run that retrieved the document and are skipped by every run later.
 
 >>> import pandas as pd
->>> from irbandits.pooling.pools import build_pools
+>>> from irbandits.pooling.pools import depth_pools
 >>> runs = pd.DataFrame(dict(run=list("xxyy"), topic="1", docno=list("abcd"), rank=[1, 2, 1, 2]))
->>> c = Campaign(build_pools(runs, depth=2), "MTF")
+>>> c = Campaign(depth_pools(runs, depth=2), "MTF")
 >>> c.next().docno.tolist()
 ['a']
 >>> c.add(pd.DataFrame(dict(topic=["1"], docno=["a"], grade=[0]))).next().docno.tolist()

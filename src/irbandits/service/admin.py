@@ -17,8 +17,8 @@ from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
 from irbandits.errors import IrbanditsError
-from irbandits.service.assign import Registry
-from irbandits.service.campaigns import OPTIONS, check_campaign
+from irbandits.service.campaign_runtime import Campaigns
+from irbandits.service.campaign_spec import OPTIONS, check_campaign
 from irbandits.service.credentials import token_hash
 from irbandits.service.guard import client_address
 from irbandits.service.models import Assessor
@@ -39,7 +39,7 @@ from irbandits.service.websession import (
 router = APIRouter(prefix="/admin", include_in_schema=False)
 
 
-def registry(request: Request) -> Registry:
+def registry(request: Request) -> Campaigns:
     return request.app.state.campaigns
 PLOT_POINTS = 240
 

@@ -2,7 +2,7 @@
 Bradley-Terry leaderboard, the per-pair matrix, the recommendation and whether it is settled, live
 plots of cumulative outcomes and of the recommendation over time, and the front ends' client tokens:
 add, revoke, restore, re-issue), on the session of :mod:`irbandits.service.websession` like the
-campaign pages. They call the experiments registry (:class:`irbandits.service.experiments.Experiments`)
+campaign pages. They call the experiments registry (:class:`irbandits.service.experiment_runtime.Experiments`)
 as the JSON routes do."""
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
-from irbandits.service.assign import Registry
 from irbandits.service.auth import require_admin, require_assessor
-from irbandits.service.campaigns import check_campaign
+from irbandits.service.campaign_runtime import Campaigns
+from irbandits.service.campaign_spec import check_campaign
 from irbandits.service.validation import Strict, parsed, raw_body
 
 router = APIRouter(prefix="/api")
@@ -59,7 +59,7 @@ class AnswerIn(Strict):
     client_id: str = Field(min_length=1, max_length=200)
 
 
-def registry(request: Request) -> Registry:
+def registry(request: Request) -> Campaigns:
     return request.app.state.campaigns
 
 

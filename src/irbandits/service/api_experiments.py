@@ -26,7 +26,7 @@ from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from irbandits.service.auth import bearer_token, require_admin
 from irbandits.service.credentials import token_hash
-from irbandits.service.experiments import Experiments, check_experiment
+from irbandits.service.experiment_runtime import Experiments, check_experiment
 from irbandits.service.validation import MAX_SEED, Strict, parsed, raw_body
 
 router = APIRouter(prefix="/api")

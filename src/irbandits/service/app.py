@@ -2,7 +2,7 @@
 
 At start it loads (or makes) the secrets kept beside the database (:mod:`irbandits.service.credentials`),
 migrates the database, and rebuilds every campaign's process by replaying its judgments table
-(:class:`irbandits.service.assign.Registry`). Routers: the judging API (:mod:`irbandits.service.api`),
+(:class:`irbandits.service.campaign_runtime.Campaigns`). Routers: the judging API (:mod:`irbandits.service.api`),
 the experiments' and the pages. The front end's experiment calls are served by
 :class:`irbandits.service.hotroutes.HotRoutes` in front of the routers, and
 :class:`irbandits.service.guard.Guard` stands in front of everything: credentials and body limits before
@@ -44,11 +44,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     from irbandits.judging.assessors import AssessorRegistry
     from irbandits.service import admin, admin_experiments, api, api_experiments, pages
-    from irbandits.service.assign import Registry
     from irbandits.service.auth import AssessorCache
+    from irbandits.service.campaign_runtime import Campaigns
     from irbandits.service.credentials import load_credentials, secrets_path
     from irbandits.service.db import make_engine, migrate, sessions
-    from irbandits.service.experiments import Experiments
+    from irbandits.service.experiment_runtime import Experiments
     from irbandits.service.guard import Guard, LoginBackoff
     from irbandits.service.hotroutes import HotRoutes
 
@@ -65,7 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     state.session_secret = credentials.session_secret
     state.logins = LoginBackoff(settings.clock)
     state.assessor_cache = AssessorCache(engine)
-    state.campaigns = Registry.load(state.sessions, settings, automatic)
+    state.campaigns = Campaigns.load(state.sessions, settings, automatic)
     state.experiments = Experiments.load(state.sessions, settings)
     app.router.on_shutdown.append(state.campaigns.stop)
 

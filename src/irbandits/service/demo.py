@@ -18,8 +18,8 @@ import asyncio
 
 import numpy as np
 
-from irbandits.service.campaigns import check_campaign
-from irbandits.service.experiments import check_experiment
+from irbandits.service.campaign_spec import check_campaign
+from irbandits.service.experiment_runtime import check_experiment
 
 TOPICS = {
     "1": "why does bread go stale",

@@ -19,7 +19,7 @@ A group that fails (or whose commit is in doubt) fails every write in it. The ex
 are marked ``stale``, and their writes still queued fail as well (503): an experiment's later write
 must not commit after an earlier one failed, or its log would skip a ``seq``. A stale experiment takes
 no new write until it has rebuilt itself from the tables
-(:meth:`irbandits.service.experiments.ExperimentRuntime.rebuild`).
+(:meth:`irbandits.service.experiment_runtime.ExperimentRuntime.rebuild`).
 
 The writes run on one database connection kept open, in autocommit mode, with statements compiled once
 by SQLAlchemy for the engine's dialect and run on the driver's cursor (no pool checkout, no ORM objects):

@@ -2,9 +2,9 @@
 
 Files are read with the library's own readers (``topic<TAB>query`` and ``docno<TAB>text`` with
 :func:`irbandits.judging.duplicates.read_texts`; qrels and runs later, by
-:func:`irbandits.service.campaigns.check_campaign`), so a mistake is reported as it is for the CLI,
+:func:`irbandits.service.campaign_spec.check_campaign`), so a mistake is reported as it is for the CLI,
 one line naming the uploaded file and line. Options come from the fields ``KIND.NAME`` of the form,
-one per entry of :data:`irbandits.service.campaigns.OPTIONS`; an empty field keeps the default.
+one per entry of :data:`irbandits.service.campaign_spec.OPTIONS`; an empty field keeps the default.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from starlette.datastructures import UploadFile
 
 from irbandits.errors import IrbanditsError
 from irbandits.judging.duplicates import read_texts
-from irbandits.service.campaigns import OPTIONS, _read
+from irbandits.service.campaign_spec import OPTIONS, read_upload
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
 
@@ -50,7 +50,7 @@ def _uploads(form, field: str, what: str) -> list[UploadFile]:
 async def _table(form, field: str, key: str) -> dict[str, str]:
     upload = _uploads(form, field, f"{key}<TAB>text")[0]
     name = file_name(upload, field)
-    return _read(partial(read_texts, key=key), name, {name: await _text(upload, field)})
+    return read_upload(partial(read_texts, key=key), name, {name: await _text(upload, field)})
 
 
 def _option(kind: str, name: str, text: str) -> Any:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from irbandits.io import read_judgments, read_qrels
-from irbandits.judging.pools import build_pools
+from irbandits.judging.pools import grade_pools
 from irbandits.judging.replay import recorded_pools, replay_agreement
 
 
@@ -20,7 +20,7 @@ def run_study(data: str | Path = "../shared/data/human-preferences-dl21", qrels:
     """
     data = Path(data)
     judgments = read_judgments(data / "judgments.txt")
-    pools = build_pools(read_qrels(qrels)) if qrels else recorded_pools(judgments)
+    pools = grade_pools(read_qrels(qrels)) if qrels else recorded_pools(judgments)
     released = {"Set I": read_qrels(data / "Set-I.qrels"),
                 "Combined I+II": read_qrels(data / "Combined-I+II.qrels")}
     return replay_agreement(pools, judgments, released, runs=runs, seed=seed), len(pools)

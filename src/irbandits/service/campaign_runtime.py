@@ -33,8 +33,8 @@ from sqlalchemy.engine import Engine
 
 from irbandits.errors import Conflict, IrbanditsError, NotFound, Unauthorized
 from irbandits.judging.assessors import AssessorRegistry, ask
-from irbandits.service.campaigns import answer_value, judgments_text, make_judge
 from irbandits.service.credentials import new_token, token_hash
+from irbandits.service.judges import answer_value, judgments_text, make_judge
 from irbandits.service.models import Assessor, CampaignRow, Judgment, Task
 from irbandits.service.quality import Signals, Votes, agreement, flag_reason
 from irbandits.service.settings import Settings
@@ -452,7 +452,7 @@ class CampaignRuntime:
         return j.kind == "answer" and j.id not in self.retracted and j.assessor_id not in self.flagged
 
 
-class Registry:
+class Campaigns:
     """Every campaign's runtime, rebuilt at start by replaying the judgments table in order, and the
     automatic assessors at work (by their names in ``automatic``, the registry of allowed code)."""
 
@@ -466,7 +466,7 @@ class Registry:
         self.failed: dict[int, str] = {}   # automatic assessor -> why it stopped
 
     @classmethod
-    def load(cls, sessions, settings: Settings, automatic: AssessorRegistry) -> "Registry":
+    def load(cls, sessions, settings: Settings, automatic: AssessorRegistry) -> "Campaigns":
         registry = cls(sessions, settings, automatic)
         with sessions() as session:
             for row in session.scalars(select(CampaignRow).order_by(CampaignRow.id)):
@@ -561,7 +561,7 @@ class Registry:
             worker.join(5)
 
     def create(self, fields: dict[str, Any]) -> CampaignRuntime:
-        """Store a checked campaign (see :func:`irbandits.service.campaigns.check_campaign`) and start it."""
+        """Store a checked campaign (see :func:`irbandits.service.campaign_spec.check_campaign`) and start it."""
         with self.lock, self.sessions() as session:
             row = CampaignRow(created_at=self.settings.clock(), **fields)
             session.add(row)

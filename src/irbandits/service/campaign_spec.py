@@ -1,0 +1,165 @@
+"""What an organiser sends to start a judging campaign, checked: options, uploaded files, test pairs.
+
+:func:`check_campaign` builds the pools the way the CLI does and returns the campaign row's fields:
+
+- ``preference``: :func:`irbandits.judging.pools.grade_pools` over the graded qrels, checked by
+  building the :class:`irbandits.judging.topk.TopKProcess` (the ``irbandits judge init`` options);
+- ``graded``: :func:`irbandits.pooling.pools.depth_pools` over the runs (the ``irbandits pool init``
+  options), stopped on each topic after ``budget`` judgments.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from irbandits.errors import IrbanditsError
+from irbandits.params import Param
+from irbandits.service.judges import topk_process
+from irbandits.service.validation import MAX_SEED, check_text
+
+_NAME = re.compile(r"^[A-Za-z0-9._+-]{1,100}$")
+
+
+def _at_least(low: int) -> tuple[Callable[[Any], bool], str]:
+    return (lambda v: low <= v <= 10**6), f"in [{low}, 10**6]"
+
+
+def _seed() -> tuple[Callable[[Any], bool], str]:
+    return (lambda v: 0 <= v <= MAX_SEED), "a whole number in [0, 2**63)"
+
+
+OPTIONS: dict[str, tuple[Param, ...]] = {
+    "preference": (
+        Param("n", int, 7, "pairs per item in a pruning phase", *_at_least(1)),
+        Param("m", int, 9, "pools of at most m items go to the final phase", *_at_least(1)),
+        Param("minimum", int, 5, "add grades top-down until a pool has this many items", *_at_least(1)),
+        Param("extra", int, 0, "extra finalization phases", *_at_least(0)),
+        Param("k", int, 5, "depth of the preference qrels (extended for ties)", *_at_least(1)),
+        Param("keep", str, "wins", "pruning rule: wins or borda", lambda v: v in ("wins", "borda"), "wins or borda"),
+        Param("seed", int, 0, "seeds the pairings and the left / right placement", *_seed()),
+        Param("assessors_per_pair", int, 1, "different assessors answering each request", *_at_least(1)),
+        Param("test_rate", float, 3 / 13, "share of each assessor's tasks that are quality checks (study: 3 in 13)",
+              lambda v: 0 <= v < 1, "in [0, 1)"),
+        Param("threshold", float, 0.75, "flag an assessor whose test-pair accuracy is below this",
+              lambda v: 0 < v < 1, "in (0, 1)"),
+        Param("min_agreement", float, 0.5, "flag an assessor whose consistency or agreement with the majority "
+              "is below this", lambda v: 0 <= v < 1, "in [0, 1)"),
+        Param("stop_settled", int, 0, "1: hand out no more requests of a settled topic (its best item is decided)",
+              lambda v: v in (0, 1), "0 or 1"),
+    ),
+    "graded": (
+        Param("depth", int, 10, "pool depth: the top depth documents of every run", *_at_least(1)),
+        Param("method", str, "MM-NS", "pooling method, NAME or NAME:param=value"),
+        Param("budget", int, None, "judgments per topic (default: the whole pool)", *_at_least(1)),
+        Param("grades", list, [0, 1, 2, 3], "the grades an assessor may give"),
+        Param("relevant_grade", float, 1.0, "grades >= this count as relevant for the method"),
+        Param("seed", int, 0, "seed of a random method", *_seed()),
+    ),
+}
+
+
+def check_options(kind: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The options of a ``kind`` campaign with defaults filled in; an unknown or bad one is an error."""
+    known = {p.name: p for p in OPTIONS[kind]}
+    for name in given:
+        if name not in known:
+            raise IrbanditsError(f"options: unknown option {name!r} for a {kind} campaign; known: {', '.join(known)}")
+    out = {name: p.check("options", given.get(name, p.default)) for name, p in known.items()}
+    if kind == "graded":
+        grades = out["grades"]
+        if not grades or any(isinstance(g, bool) or not isinstance(g, int) for g in grades) or len(set(grades)) < len(grades):
+            raise IrbanditsError(f"options: grades must be a list of different whole numbers, got {grades!r}")
+        from irbandits.pooling import parse_method
+
+        out["method"] = parse_method(out["method"]).label
+    return out
+
+
+def read_upload(reader: Callable, target: str, files: dict[str, str]):
+    """Run a file reader of :mod:`irbandits.io` on texts written to ``files`` (relative paths) in a
+    temporary folder; its errors name the relative path (``qrels, line 3: ...``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in files.items():
+            path = Path(tmp, name)
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        try:
+            return reader(Path(tmp, target))
+        except IrbanditsError as exc:
+            raise IrbanditsError(str(exc).replace(tmp + os.sep, "")) from None
+
+
+def check_campaign(body: dict[str, Any]) -> dict[str, Any]:
+    """Validate a ``POST /api/campaigns`` body; returns the campaign row's fields.
+
+    Raises :class:`IrbanditsError` with one message naming the field and the problem.
+    """
+    from irbandits.io import read_qrels, read_runs
+
+    check_text(body, "campaign")
+    kind, topics, texts = body["kind"], body["topics"], body["texts"]
+    options = check_options(kind, body.get("options") or {})
+    if kind == "preference":
+        if not body.get("qrels") or body.get("runs"):
+            raise IrbanditsError("a preference campaign needs qrels (and no runs): its pools are built from graded qrels")
+        from irbandits.judging.pools import grade_pools
+
+        qrels = read_upload(read_qrels, "qrels", {"qrels": body["qrels"]})
+        pools = {t: p for t, p in grade_pools(qrels, options["minimum"]).items() if p}
+        topk_process(pools, options)  # checks n, m, k, keep
+        pooled = stored = pools
+        tests = _tests(body.get("tests"), qrels, pools, body["texts"], options["seed"])
+    else:
+        if body.get("tests"):
+            raise IrbanditsError("tests: known-answer test pairs are for preference campaigns")
+        tests = None
+        if not body.get("runs") or body.get("qrels"):
+            raise IrbanditsError("a graded campaign needs runs (and no qrels): its pools are built from runs")
+        bad = [name for name in body["runs"] if not _NAME.match(name) or not name.strip(".")]
+        if bad:
+            raise IrbanditsError(f"runs: the run name {bad[0]!r} may only use letters, digits and . _ + - "
+                                 f"(and not only dots)")
+        from irbandits.pooling import depth_pools
+
+        runs = read_upload(read_runs, "runs", {f"runs/{name}": text for name, text in body["runs"].items()})
+        built = depth_pools(runs, options["depth"])
+        pooled = {t: p.docnos.tolist() for t, p in built.items()}
+        stored = {"runs": list(next(iter(built.values())).runs),
+                  "topics": {t: {"docnos": p.docnos.tolist(), "ranked": p.ranked.tolist()} for t, p in built.items()}}
+    if not pooled:
+        raise IrbanditsError(f"{'qrels' if kind == 'preference' else 'runs'}: no topic has anything to judge")
+    for topic, docnos in pooled.items():
+        if topic not in topics:
+            raise IrbanditsError(f"topics: no query for topic {topic}")
+        for docno in docnos:
+            if docno not in texts:
+                raise IrbanditsError(f"texts: no text for document {docno} (topic {topic})")
+    keep = {d for docnos in pooled.values() for d in docnos} | {d for _, a, b in tests or () for d in (a, b)}
+    return dict(name=body["name"], kind=kind, options=options, pools=stored, tests=tests,
+                topics={t: topics[t] for t in pooled}, texts={d: texts[d] for d in keep})
+
+
+def _tests(given: list | None, qrels, pools: dict[str, list[str]], texts: dict[str, str], seed: int) -> list[list[str]]:
+    """The campaign's known-answer test pairs ``[topic, better, worse]``: the organiser's, else drawn
+    from the graded qrels (see :func:`irbandits.service.quality.derived_tests`)."""
+    from irbandits.service.quality import derived_tests
+
+    if not given:
+        grades = {str(t): dict(zip(g.docno, g.grade)) for t, g in qrels.groupby("topic")}
+        return derived_tests(grades, pools, texts, seed)
+    for i, pair in enumerate(given):
+        if not (isinstance(pair, list) and len(pair) == 3 and all(isinstance(x, str) for x in pair)):
+            raise IrbanditsError(f"tests[{i}]: a test pair is [topic, better docno, worse docno], got {pair!r}")
+        topic, better, worse = pair
+        if topic not in pools:
+            raise IrbanditsError(f"tests[{i}]: topic {topic} has no judging pool")
+        if better == worse:
+            raise IrbanditsError(f"tests[{i}]: an item cannot be tested against itself ({better})")
+        for docno in (better, worse):
+            if docno not in texts:
+                raise IrbanditsError(f"tests[{i}]: no text for document {docno}")
+    return [list(p) for p in given]
