@@ -14,7 +14,7 @@ import argparse
 
 import numpy as np
 
-from irbandits.studies.judging_study import _chunk
+from irbandits.studies.judging_study import run_chunk
 
 ROWS = ("Clarke et al.", "Clarke et al. (extra final phase)")
 
@@ -28,7 +28,7 @@ def main() -> None:
     for name in ROWS:
         stats = []
         for seed in range(lo, hi + 1):
-            best = [r["best"] for r in _chunk(name, 0, range(args.runs), seed, 1000)]
+            best = [r["best"] for r in run_chunk(name, 0, range(args.runs), seed, 1000)]
             row = [sum(i in b for b in best) for i in (0, 1, 2)] + [sum(len(b) > 1 for b in best),
                                                                    sum(map(len, best))]
             stats.append(row)

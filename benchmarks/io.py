@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from irbandits.clicks.ltr import read_ltr
-from irbandits.io import _read_run_lines, read_runs, run_files
+from irbandits.io import read_run_lines, read_runs, run_files
 
 RUNS = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec-dl-2021-passage" / "runs"
 COLUMNS = ["topic", "q0", "docno", "rank", "score", "runid"]
@@ -39,7 +39,7 @@ def readers() -> dict:
 
     return {
         "irbandits read_runs": read_runs,
-        "irbandits line by line": lambda files: [_read_run_lines(f, None) for f in files],
+        "irbandits line by line": lambda files: [read_run_lines(f, None) for f in files],
         "pandas C parser": lambda files: [pd.read_csv(f, sep=r"\s+", header=None, names=COLUMNS) for f in files],
         "ir_measures.read_trec_run": lambda files: [list(ir_measures.read_trec_run(str(f))) for f in files],
     }

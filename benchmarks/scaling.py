@@ -20,7 +20,7 @@ import os
 import time
 
 from irbandits.dueling import parse_spec
-from irbandits.experiments.run import _run_task
+from irbandits.experiments.run import run_task
 from irbandits.experiments.spec import Task
 from irbandits.problems import get_problem
 from irbandits.tasks import Done, run_tasks
@@ -33,7 +33,7 @@ def measure(backend: str, workers: int, problem: str, algorithm: str, horizon: i
     start = time.perf_counter()
     first: dict[str, float] = {}
     finished = []
-    for outcome in run_tasks(_run_task, tasks, context, backend=backend, workers=workers, progress=False):
+    for outcome in run_tasks(run_task, tasks, context, backend=backend, workers=workers, progress=False):
         if not isinstance(outcome, Done):
             raise SystemExit(f"task failed: {outcome.error}")
         now = time.perf_counter() - start

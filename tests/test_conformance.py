@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from irbandits.dueling.base import _REGISTRY, DuelingAlgorithm
+from irbandits.dueling.base import REGISTRY, DuelingAlgorithm
 from irbandits.problems import get_problem
 from irbandits.rng import new_rng, uniform
 from irbandits.simulate import run_one
 
-ALGORITHMS = sorted(_REGISTRY)
+ALGORITHMS = sorted(REGISTRY)
 
 # Horizon at which each algorithm is asked to have found the winner. 10^5 duels is ample for
 # every problem here: the smallest gap among them (arxiv, 0.01) needs about 1 / 0.01^2 = 10^4
@@ -35,7 +35,7 @@ WINNER_HORIZON: dict[str, int] = {
 
 
 def make(name: str, K: int, seed: int = 1) -> DuelingAlgorithm:
-    return _REGISTRY[name](K, seed=seed, horizon=100_000)
+    return REGISTRY[name](K, seed=seed, horizon=100_000)
 
 
 def drive(algo: DuelingAlgorithm, P: np.ndarray, steps: int, env) -> list[tuple[int, int]]:
@@ -56,7 +56,7 @@ def same_state(a: DuelingAlgorithm, b: DuelingAlgorithm) -> bool:
 
 @pytest.mark.parametrize("name", ALGORITHMS)
 def test_declares_itself(name):
-    cls = _REGISTRY[name]
+    cls = REGISTRY[name]
     assert cls.description and cls.reference
     for p in cls.params:
         assert p.description
@@ -132,12 +132,12 @@ def test_finds_the_condorcet_winner(name, problem_name):
     found = 0
     for run in range(20):
         perm = np.random.default_rng(run).permutation(problem.K)
-        algo = _REGISTRY[name](problem.K, seed=run, horizon=horizon)
+        algo = REGISTRY[name](problem.K, seed=run, horizon=horizon)
         found += bool(run_one(algo, problem, horizon, seed=1000 + run, perm=perm).correct[-1])
     assert found >= 18, f"{name} found the winner of {problem_name} in only {found} of 20 runs"
 
 
-ABSORBING = [name for name in ALGORITHMS if _REGISTRY[name]._absorbed is not None]
+ABSORBING = [name for name in ALGORITHMS if REGISTRY[name]._absorbed is not None]
 
 
 @pytest.mark.parametrize("name", ABSORBING)
@@ -147,7 +147,7 @@ def test_an_absorbed_state_keeps_its_choices(name):
     problem = get_problem("arithmetic")
     # a horizon of 2 * 10^4 inside a 10^5-step run: explore-then-commit algorithms (BTM, IF, SAVAGE)
     # commit when their horizon is used up even where the confidence bounds have not yet separated
-    algo = _REGISTRY[name](problem.K, seed=1, horizon=20_000)
+    algo = REGISTRY[name](problem.K, seed=1, horizon=20_000)
     r = run_one(algo, problem, 100_000, seed=3, fast_forward=True)
     assert r.absorbed_at and algo.absorbed, f"{name} never became absorbed on arithmetic in 10^5 steps"
     pair, rec = algo.select(), algo.recommend()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from irbandits.dueling import CCB
-from irbandits.dueling.base import _REGISTRY
+from irbandits.dueling.base import REGISTRY
 from irbandits.problems import PreferenceMatrix, get_problem
 from irbandits.rng import new_rng, randint, uniform
 from irbandits.simulate import run_one
@@ -164,7 +164,7 @@ def test_finds_a_copeland_winner_without_a_condorcet_winner(name):
     found = 0
     for run in range(20):
         perm = np.random.default_rng(run).permutation(problem.K)
-        algo = _REGISTRY[name](problem.K, seed=run, horizon=20_000)
+        algo = REGISTRY[name](problem.K, seed=run, horizon=20_000)
         found += bool(run_one(algo, problem, 20_000, seed=500 + run, perm=perm).correct[-1])
     assert found >= 19, f"{name} found a Copeland winner in only {found} of 20 runs"
 
@@ -176,7 +176,7 @@ def test_dts_plus_tie_break_pays_less_copeland_regret_than_dts():
     problem = copeland_5()
     mean = {}
     for name in ("DTS", "DTS+"):
-        mean[name] = np.mean([run_one(_REGISTRY[name](problem.K, seed=run), problem, 20_000, seed=500 + run,
+        mean[name] = np.mean([run_one(REGISTRY[name](problem.K, seed=run), problem, 20_000, seed=500 + run,
                                       perm=np.random.default_rng(run).permutation(problem.K)).copeland_regret[-1]
                               for run in range(40)])
     assert mean["DTS+"] < 0.95 * mean["DTS"], mean

@@ -174,7 +174,7 @@ def test_ctrl_c_during_a_batch_write_comes_after_it_with_other_threads_running()
     handler defers it whatever thread the kernel hands it to."""
     import threading
 
-    from irbandits.experiments.store import _whole
+    from irbandits.experiments.store import whole_block
 
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
@@ -182,7 +182,7 @@ def test_ctrl_c_during_a_batch_write_comes_after_it_with_other_threads_running()
     written = False
     try:
         with pytest.raises(KeyboardInterrupt):
-            with _whole():
+            with whole_block():
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(0.05)
                 written = True

@@ -67,11 +67,11 @@ def _run_fast(path: Path, name: str | None):
 def test_fast_run_reader_equals_line_reader_on_every_real_run(path):
     fast = _run_fast(path, None)
     assert fast is not None  # a plain file takes the fast path
-    pd.testing.assert_frame_equal(fast, io._read_run_lines(path, None), check_exact=True)
+    pd.testing.assert_frame_equal(fast, io.read_run_lines(path, None), check_exact=True)
 
 
 def test_all_runs_ranked_at_once_equal_each_run_read_line_by_line():
-    expected = pd.concat([io._read_run_lines(p, None) for p in RUNS], ignore_index=True)
+    expected = pd.concat([io.read_run_lines(p, None) for p in RUNS], ignore_index=True)
     pd.testing.assert_frame_equal(read_runs(RUNS), expected, check_exact=True)
 
 
@@ -82,7 +82,7 @@ def test_runs_with_repeats_and_one_odd_file_read_as_each_alone(tmp_path):
         together = read_runs(tmp_path)
     assert [str(w.message).split(":")[0] for w in caught] == [str(tmp_path / "a"), str(tmp_path / "b")]
     with pytest.warns(UserWarning):
-        expected = pd.concat([io._read_run_lines(tmp_path / n, None) for n in "ab"], ignore_index=True)
+        expected = pd.concat([io.read_run_lines(tmp_path / n, None) for n in "ab"], ignore_index=True)
     pd.testing.assert_frame_equal(together, expected, check_exact=True)
     (tmp_path / "c").write_text("3\xa0Q0\xa0w\xa01\xa01\xa0C\n")  # the line reader's file
     with pytest.warns(UserWarning):
@@ -122,7 +122,7 @@ def test_whitespace_variants_read_as_the_line_reader_reads_them(tmp_path, varian
         rows = [line.replace("msmarco_passage_45", "passage_é").split() for line in fh.readlines()[:300]]
     qrels_rows = [[r[0], "0", r[2], str(int(r[3]) % 4)] for r in rows]
     for path in (tmp_path / "f.txt", tmp_path / "f.gz"):
-        for lines, fast, slow in [(rows, _run_fast, io._read_run_lines), (qrels_rows, io._qrels_fast, io._read_qrels_lines)]:
+        for lines, fast, slow in [(rows, _run_fast, io.read_run_lines), (qrels_rows, io._qrels_fast, io._read_qrels_lines)]:
             content, fast_path = _variants(lines)[variant]
             with (gzip.open if path.suffix == ".gz" else open)(path, "wt", encoding="utf-8", newline="") as fh:
                 fh.write(content)
@@ -146,13 +146,13 @@ def test_ids_stay_strings_as_written_and_line_numbers_skip_blank_lines(tmp_path)
 
 @pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
 @pytest.mark.parametrize("reader, slow, text, message", [
-    (read_run, io._read_run_lines, "1 Q0 a 1 2.0 x\n1 Q0 b 2 3.0\n", "line 2: a run line has 6 columns"),
-    (read_run, io._read_run_lines, "1 Q0 a 1 2.0 x\n1 Q0 b 2 3.0 x y\n", "line 2: a run line has 6 columns"),
-    (read_run, io._read_run_lines, "1 Q0 a 1 2.0 x\n1 Q0 b 2 high x\n", "line 2, column 5: score must be a number"),
-    (read_run, io._read_run_lines, "1 Q0 a 1 nan(1) x\n", "line 1, column 5: score must be a number"),
-    (read_run, io._read_run_lines, "1 Q0 a 0x1F 2.0 x\n", "line 1, column 4: rank must be a number"),
-    (read_run, io._read_run_lines, "", "the run file is empty"),
-    (read_run, io._read_run_lines, "\n \n\t\n", "the run file is empty"),
+    (read_run, io.read_run_lines, "1 Q0 a 1 2.0 x\n1 Q0 b 2 3.0\n", "line 2: a run line has 6 columns"),
+    (read_run, io.read_run_lines, "1 Q0 a 1 2.0 x\n1 Q0 b 2 3.0 x y\n", "line 2: a run line has 6 columns"),
+    (read_run, io.read_run_lines, "1 Q0 a 1 2.0 x\n1 Q0 b 2 high x\n", "line 2, column 5: score must be a number"),
+    (read_run, io.read_run_lines, "1 Q0 a 1 nan(1) x\n", "line 1, column 5: score must be a number"),
+    (read_run, io.read_run_lines, "1 Q0 a 0x1F 2.0 x\n", "line 1, column 4: rank must be a number"),
+    (read_run, io.read_run_lines, "", "the run file is empty"),
+    (read_run, io.read_run_lines, "\n \n\t\n", "the run file is empty"),
     (read_qrels, io._read_qrels_lines, "1 0 a 1\n1 0 b high\n", "line 2, column 4: grade must be a number"),
     (read_qrels, io._read_qrels_lines, "1 0 a 1\n1 0 b 2 x\n", "line 2: a qrels line has 4 columns"),
     (read_qrels, io._read_qrels_lines, "1 0 a 1\n2 0 a 1\n1 0 a 2\n", "line 3: document a of topic 1 is already judged on line 1"),

@@ -170,9 +170,9 @@ def test_duplicates_and_bad_text_files(tmp_path):
 
 
 def test_parwis_from_index_order_matches_the_published_case_a_count():
-    from irbandits.studies.judging_study import _chunk
+    from irbandits.studies.judging_study import run_chunk
 
-    rows = _chunk("PARWiS (index order)", 0, range(100), 5, 1000)
+    rows = run_chunk("PARWiS (index order)", 0, range(100), 5, 1000)
     found = sum(0 in r["best"] for r in rows)
     assert within_noise(found, 100, PUBLISHED["PARWiS"][0]), found
     assert all(r["judgments"] == 1000 for r in rows) and min(r["assessors"] for r in rows) >= 10

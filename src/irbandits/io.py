@@ -57,7 +57,7 @@ def _text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
         raise IrbanditsError(f"{path}: cannot read ({exc})") from None
 
 
-def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
+def read_fields(path: Path) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line_number, fields)`` for every non-blank line of a plain or gzipped text file."""
     for number, line in _text_lines(path):
         fields = line.split()
@@ -65,15 +65,15 @@ def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
             yield number, fields
 
 
-def _where(path, number: int, column: int | None = None) -> str:
+def line_place(path, number: int, column: int | None = None) -> str:
     return f"{path}, line {number}" + (f", column {column}" if column else "")
 
 
-def _number(text: str, path, number: int, column: int, what: str, kind=float):
+def parse_field(text: str, path, number: int, column: int, what: str, kind=float):
     try:
         return kind(text)
     except ValueError:
-        raise IrbanditsError(f"{_where(path, number, column)}: {what} must be a number, got {text!r}") from None
+        raise IrbanditsError(f"{line_place(path, number, column)}: {what} must be a number, got {text!r}") from None
 
 
 # ----- fast path: pyarrow reads plain files; None sends the file to the line-by-line reader ----------
@@ -83,7 +83,7 @@ _OTHER_SPACE = re.compile(r"[^\S\t\n\r\x0b\x0c\x1c-\x1f ]|\ufeff")  # what str.s
 _TO_SPACE = bytes.maketrans(b"\t\x0b\x0c\x1c\x1d\x1e\x1f", b" " * 7)  # ASCII separators str.split() knows
 
 
-def _read_bytes(path: Path) -> bytes | None:
+def read_file_bytes(path: Path) -> bytes | None:
     """The whole (gunzipped) file, or None when it cannot be read (the line reader then says why)."""
     try:
         data = path.read_bytes()
@@ -92,7 +92,7 @@ def _read_bytes(path: Path) -> bytes | None:
         return None
 
 
-def _plain(data: bytes) -> bool:
+def is_plain_text(data: bytes) -> bool:
     """Whether ``data`` is UTF-8 with no byte-order mark and no whitespace but ASCII whitespace."""
     if data.isascii():
         return True
@@ -106,8 +106,8 @@ def _table(path: Path, columns: list[str], numbered: bool = False) -> pa.Table |
     """The fields of a file whose lines all have ``len(columns)`` fields, as ``str.split()`` splits
     them (blank lines skipped), as strings; a ``line`` column (1-based) when ``numbered``. None when
     the file is not plain or a line has another number of fields."""
-    data = _read_bytes(path)
-    if data is None or not _plain(data):
+    data = read_file_bytes(path)
+    if data is None or not is_plain_text(data):
         return None
     if b"\r" in data:  # universal newlines, as text mode reads them
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
@@ -251,18 +251,18 @@ def read_run(path: str | Path, name: str | None = None) -> pd.DataFrame:
     """
     path = Path(path)
     parsed = _run_columns(path)
-    return _read_run_lines(path, name) if parsed is None else _ranked([path], [parsed[0]], [name or parsed[1]])
+    return read_run_lines(path, name) if parsed is None else _ranked([path], [parsed[0]], [name or parsed[1]])
 
 
-def _read_run_lines(path: Path, name: str | None) -> pd.DataFrame:
+def read_run_lines(path: Path, name: str | None) -> pd.DataFrame:
     """:func:`read_run` line by line: the reference, and the checks that name file, line and column."""
     rows, seen, runid, repeated = [], set(), None, 0
-    for number, f in _lines(path):
+    for number, f in read_fields(path):
         if len(f) != 6:
-            raise IrbanditsError(f"{_where(path, number)}: a run line has 6 columns "
+            raise IrbanditsError(f"{line_place(path, number)}: a run line has 6 columns "
                                  f"(topic Q0 docno rank score runid), found {len(f)}")
-        rank = _number(f[3], path, number, 4, "rank", int)
-        score = _number(f[4], path, number, 5, "score")
+        rank = parse_field(f[3], path, number, 4, "rank", int)
+        score = parse_field(f[4], path, number, 5, "score")
         if (f[0], f[2]) in seen:
             repeated += 1
             continue
@@ -334,14 +334,14 @@ def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
 def _read_qrels_lines(path: Path, lines: bool) -> pd.DataFrame:
     """:func:`read_qrels` line by line: the reference, and the checks that name file, line and column."""
     rows, first = [], {}
-    for number, f in _lines(path):
+    for number, f in read_fields(path):
         if len(f) != 4:
-            raise IrbanditsError(f"{_where(path, number)}: a qrels line has 4 columns "
+            raise IrbanditsError(f"{line_place(path, number)}: a qrels line has 4 columns "
                                  f"(topic iteration docno grade), found {len(f)}")
-        grade = _number(f[3], path, number, 4, "grade")
+        grade = parse_field(f[3], path, number, 4, "grade")
         key = (f[0], f[2])
         if key in first:
-            raise IrbanditsError(f"{_where(path, number)}: document {f[2]} of topic {f[0]} is already "
+            raise IrbanditsError(f"{line_place(path, number)}: document {f[2]} of topic {f[0]} is already "
                                  f"judged on line {first[key]}")
         first[key] = number
         rows.append((f[0], f[2], grade, number))
@@ -353,15 +353,15 @@ def read_judgments(path: str | Path) -> pd.DataFrame:
     """Read pairwise judgments ``topic left right winner`` into a table with a ``line`` column."""
     path = Path(path)
     rows = []
-    for number, f in _lines(path):
+    for number, f in read_fields(path):
         if len(f) != 4:
-            raise IrbanditsError(f"{_where(path, number)}: a judgment line has 4 columns "
+            raise IrbanditsError(f"{line_place(path, number)}: a judgment line has 4 columns "
                                  f"(topic left right winner), found {len(f)}")
         topic, left, right, winner = f
         if left == right:
-            raise IrbanditsError(f"{_where(path, number)}: an item cannot be compared with itself ({left})")
+            raise IrbanditsError(f"{line_place(path, number)}: an item cannot be compared with itself ({left})")
         if winner not in (left, right):
-            raise IrbanditsError(f"{_where(path, number, 4)}: the winner {winner} is neither "
+            raise IrbanditsError(f"{line_place(path, number, 4)}: the winner {winner} is neither "
                                  f"{left} nor {right}")
         rows.append((number, topic, left, right, winner))
     return pd.DataFrame(rows, columns=["line", "topic", "left", "right", "winner"])
@@ -379,10 +379,10 @@ def json_lines(path: str | Path) -> Iterator[tuple[str, dict]]:
         try:
             obj = json.loads(line)
         except ValueError as exc:
-            raise IrbanditsError(f"{_where(path, number)}: not JSON ({exc.msg})") from None
+            raise IrbanditsError(f"{line_place(path, number)}: not JSON ({exc.msg})") from None
         if not isinstance(obj, dict):
-            raise IrbanditsError(f"{_where(path, number)}: expected a JSON object {{...}}")
-        yield _where(path, number), obj
+            raise IrbanditsError(f"{line_place(path, number)}: expected a JSON object {{...}}")
+        yield line_place(path, number), obj
 
 
 def write_parquet(table: pd.DataFrame, path: str | Path) -> None:

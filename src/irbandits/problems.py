@@ -336,14 +336,14 @@ class NamedProblem:
     make: Callable[[], PreferenceMatrix] = field(repr=False)
 
 
-_PROBLEMS: Registry[NamedProblem] = Registry("problem")
+PROBLEMS: Registry[NamedProblem] = Registry("problem")
 
 
 def register_problem(name: str, description: str):
     """Decorator: register a zero-argument factory of a PreferenceMatrix under ``name``."""
 
     def wrap(make):
-        _PROBLEMS.add(name, NamedProblem(name, description, make))
+        PROBLEMS.add(name, NamedProblem(name, description, make))
         return make
 
     return wrap
@@ -363,12 +363,12 @@ for _name, _desc in [
     ("arithmetic", "8 arms in a total order, p_ij = 0.5 + 0.05 (j - i); MIT"),
     ("cyclic", "4 arms: arm 0 wins by 0.1, arms 1-3 form a 0.9 cycle; MIT"),
 ]:
-    _PROBLEMS.add(_name, NamedProblem(_name, _desc, _bundled(f"{_name}.txt")))
+    PROBLEMS.add(_name, NamedProblem(_name, _desc, _bundled(f"{_name}.txt")))
 
 
 def get_problem(name: str) -> PreferenceMatrix:
     """A named problem (see :func:`list_problems`), or a clear error listing the names."""
-    return _PROBLEMS.get(name).make()
+    return PROBLEMS.get(name).make()
 
 
 def list_problems():
@@ -376,7 +376,7 @@ def list_problems():
     import pandas as pd
 
     rows = []
-    for p in _PROBLEMS.values():
+    for p in PROBLEMS.values():
         m = p.make()
         rows.append(dict(name=p.name, K=m.K, winner=m.winner_type, description=p.description))
     return pd.DataFrame(rows)

@@ -36,7 +36,7 @@ from irbandits.errors import IrbanditsError
 from irbandits.io import write_parquet
 from irbandits.problems import PreferenceMatrix
 from irbandits.rng import new_rng, uniform
-from irbandits.tasks import Failed, Interrupted, report, run_tasks
+from irbandits.tasks import Failed, Interrupted, ProgressBar, report, run_tasks
 
 CHUNK_STEPS = 100_000  # the fewest steps a compiled loop runs between returns to Python
 CHUNK_SECONDS = 0.25  # chunks grow until one takes about this long
@@ -266,11 +266,11 @@ def run_one(
     if absorbing:
         loop, kernels = (_run_absorbing if m is None else _run_many_absorbing), (*kernels, cls._absorbed)
     warm = algorithm.clone()  # compile on a throwaway copy, so timings measure only running
-    loop(*kernels, warm._st, warm._rng, new_rng(0), *extra, gaps, cgaps, np.ones(1, np.int64),
+    loop(*kernels, *warm.kernel_state, new_rng(0), *extra, gaps, cgaps, np.ones(1, np.int64),
          np.zeros(1), np.zeros(1), np.zeros(1, np.int64), 1, 1, 0.0, 0.0, 0)
     if drain is not None:
         drain(extra[1], write=False)  # the compile call's comparison is not part of the run
-    state = (*kernels, algorithm._st, algorithm._rng, new_rng(seed), *extra, gaps, cgaps, steps, out_reg, out_creg, out_rec)
+    state = (*kernels, *algorithm.kernel_state, new_rng(seed), *extra, gaps, cgaps, steps, out_reg, out_creg, out_rec)
     seconds, done, reg, creg, k, chunk, absorbed_at = 0.0, 0, 0.0, 0.0, 0, CHUNK_STEPS, 0
     while done < steps[-1]:
         stop = min(int(steps[-1]), done + (chunk if drain is None else min(chunk, environment.max_chunk)))
@@ -296,7 +296,7 @@ def run_one(
 
 def _fast_forward(algorithm, m, gaps, cgaps, steps, out_reg, out_creg, out_rec, step, reg, creg, k):
     """Finish an absorbed run from ``step`` on: its fixed choice's gaps every remaining step (:func:`_finish`)."""
-    cls, st, rng = type(algorithm), algorithm._st, algorithm._rng
+    cls, (st, rng) = type(algorithm), algorithm.kernel_state
     if m is None:
         c, d = cls._select(st, rng)
         inc, cinc = _pair_gap(gaps, c, d), _pair_gap(cgaps, c, d)
@@ -317,7 +317,7 @@ def run_streams(run_seed: np.random.SeedSequence, K: int) -> tuple[np.ndarray, n
     return np.random.default_rng(perm_ss).permutation(K), env_ss, alg_ss
 
 
-def _task(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int, run_seed, environment=None,
+def simulate_run(spec: AlgorithmSpec, problem: PreferenceMatrix, horizon: int, run: int, run_seed, environment=None,
           fast_forward: bool = True, on_steps: Callable[[int], None] | None = None) -> pd.DataFrame:
     perm, env_ss, alg_ss = run_streams(run_seed, problem.K)
     algo = spec.make(problem.K, seed=alg_ss, horizon=horizon)
@@ -334,7 +334,7 @@ def _run_task(context: tuple, task: tuple) -> pd.DataFrame:
     reporting its steps."""
     problem, horizon, environment, fast_forward = context
     spec, run, run_seed = task
-    return _task(spec, problem, horizon, run, run_seed, environment, fast_forward, on_steps=report)
+    return simulate_run(spec, problem, horizon, run, run_seed, environment, fast_forward, on_steps=report)
 
 
 def _piece_path(out: Path, label: str, run: int) -> Path:
@@ -466,49 +466,7 @@ def _reporter(progress: bool | Callable[[int], None], tasks: int, horizon: int):
     """``advance(steps, runs=0)`` for :func:`simulate`: a bar, or the caller's function of the steps."""
     if callable(progress):
         return nullcontext(lambda steps, runs=0: progress(steps))
-    return _progress(progress, tasks, horizon)
-
-
-class _progress:
-    """A rich progress bar on standard error, or nothing when disabled. With a ``horizon`` it counts the
-    steps of ``tasks`` runs (``advance(steps, runs=0)``, ``runs`` the runs just finished); without,
-    it counts tasks (``advance()``)."""
-
-    def __init__(self, enabled: bool, tasks: int, horizon: int, label: str = "simulating"):
-        self.enabled, self.tasks, self.horizon, self.label = enabled and tasks > 0, tasks, horizon, label
-
-    def __enter__(self):
-        if not self.enabled:
-            return lambda steps=1, runs=0: None
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        count = (TextColumn("{task.completed:,.0f} of {task.total:,.0f} steps, {task.fields[runs]} of "
-                            f"{self.tasks} runs") if self.horizon else MofNCompleteColumn())
-        self._bar = Progress(TextColumn(self.label), BarColumn(), count, TimeElapsedColumn(), TimeRemainingColumn(),
-                             console=Console(stderr=True))
-        self._bar.start()
-        task = self._bar.add_task(self.label, total=self.tasks * (self.horizon or 1), runs=0)
-        finished = 0
-
-        def advance(steps: int = 1, runs: int = 0) -> None:
-            nonlocal finished
-            finished += runs
-            self._bar.update(task, advance=steps, runs=finished)
-
-        return advance
-
-    def __exit__(self, *exc):
-        if self.enabled:
-            self._bar.stop()
-        return False
+    return ProgressBar(progress, tasks, "simulating", horizon)
 
 
 def summarize(table: pd.DataFrame) -> pd.DataFrame:

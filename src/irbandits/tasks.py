@@ -115,7 +115,7 @@ def run_tasks(fn: Callable[[Any, Any], Any], tasks: Sequence, context: Any = Non
     """
     check_backend(backend, workers, address)
     hold = int(os.environ.get(HOLD_AFTER) or 0)
-    with _Progress(progress and len(tasks) > 0, len(tasks), label) as bar:
+    with ProgressBar(progress, len(tasks), label) as bar:
         if backend == "ray":
             outcomes = _ray(fn, tasks, context, workers, address)
         elif workers == 1 or len(tasks) <= 1:
@@ -261,15 +261,17 @@ def _ray(fn, tasks, context, workers: int, address: str | None) -> Iterator[Done
             ray.shutdown()
 
 
-class _Progress:
-    """A rich bar on standard error counting finished tasks, failures and the time left; or nothing."""
+class ProgressBar:
+    """A rich bar on standard error, or nothing when disabled. It counts ``total`` tasks
+    (``advance(failed=False)``), or with a ``horizon`` the steps of ``total`` runs
+    (``advance(steps, runs=0)``, ``runs`` the runs just finished)."""
 
-    def __init__(self, enabled: bool, total: int, label: str):
-        self.enabled, self.total, self.label = enabled, total, label
+    def __init__(self, enabled: bool, total: int, label: str, horizon: int = 0):
+        self.enabled, self.total, self.label, self.horizon = enabled and total > 0, total, label, horizon
 
     def __enter__(self) -> Callable[..., None]:
         if not self.enabled:
-            return lambda failed=False: None
+            return lambda steps=1, runs=0, failed=False: None
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -280,17 +282,19 @@ class _Progress:
             TimeRemainingColumn,
         )
 
-        self._bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
-                             TextColumn("finished, {task.fields[failed]} failed"), TimeElapsedColumn(),
-                             TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True))
+        count = ((TextColumn("{task.completed:,.0f} of {task.total:,.0f} steps, {task.fields[runs]} of "
+                             f"{self.total} runs"),) if self.horizon
+                 else (MofNCompleteColumn(), TextColumn("finished, {task.fields[failed]} failed")))
+        self._bar = Progress(TextColumn(self.label), BarColumn(), *count, TimeElapsedColumn(), TextColumn("ETA"),
+                             TimeRemainingColumn(), console=Console(stderr=True))
         self._bar.start()
-        task = self._bar.add_task(self.label, total=self.total, failed=0)
-        failures = 0
+        task = self._bar.add_task(self.label, total=self.total * (self.horizon or 1), runs=0, failed=0)
+        counts = {"runs": 0, "failed": 0}
 
-        def advance(failed: bool = False) -> None:
-            nonlocal failures
-            failures += failed
-            self._bar.update(task, advance=1, failed=failures)
+        def advance(steps: int = 1, runs: int = 0, failed: bool = False) -> None:
+            counts["runs"] += runs
+            counts["failed"] += failed
+            self._bar.update(task, advance=steps, **counts)
 
         return advance
 

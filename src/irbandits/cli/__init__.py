@@ -10,7 +10,7 @@ import sys
 import typer
 
 from irbandits.cli import clicks, evaluate, experiment_replay, experiments, judge, pool, reproduce, serve, simulate
-from irbandits.cli.common import _error
+from irbandits.cli.common import print_error
 from irbandits.errors import IrbanditsError
 
 app = typer.Typer(no_args_is_help=True, help="Bandit algorithms for search evaluation.")
@@ -51,5 +51,5 @@ def main() -> None:
     try:
         app()
     except IrbanditsError as exc:
-        _error(str(exc))
+        print_error(str(exc))
         sys.exit(2)

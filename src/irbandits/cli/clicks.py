@@ -20,14 +20,14 @@ from irbandits.cli.common import (
     LTR,
     QUERY_FILE,
     RANKERS,
-    _backend,
-    _count,
-    _jobs,
     check_output,
     console,
     ltr_environment,
+    parse_count,
+    worker_count,
 )
 from irbandits.errors import IrbanditsError
+from irbandits.tasks import check_backend
 
 
 def matrix(
@@ -49,9 +49,9 @@ def matrix(
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Estimate every p_ij by interleaved comparisons on random queries under a click model."""
-    n = _count(comparisons, "--comparisons")
+    n = parse_count(comparisons, "--comparisons")
     check_output(out, "--out")
-    _backend(backend, _jobs(jobs), address)
+    check_backend(backend, worker_count(jobs), address)
     if multileave and backend != "local":
         raise IrbanditsError("--multileave runs on this machine only; leave out --backend")
     data, env = ltr_environment(ltr, query_file, click_model, interleaving, rankers, length)
@@ -71,7 +71,7 @@ def matrix(
     if multileave:
         est = estimate_by_multileaving(env.rankers, env.model, method, n, m, seed, length=env.length)
     else:
-        est = env.estimate(n, seed=seed, jobs=_jobs(jobs), progress=progress and sys.stderr.isatty(), backend=backend,
+        est = env.estimate(n, seed=seed, jobs=worker_count(jobs), progress=progress and sys.stderr.isatty(), backend=backend,
                            address=address)
     seconds = time.perf_counter() - start
     m_path, se_path = est.save(out)
@@ -102,7 +102,7 @@ def interleaving_report(
 ) -> None:
     """Per pair wins, losses, ties, win share (ties as half), sign test and bootstrap interval; per
     ranker Bradley-Terry score with interval and clicks; and a power analysis."""
-    from irbandits.cli.common import _table, reading, source_name
+    from irbandits.cli.common import make_table, reading, source_name
     from irbandits.clicks.stats import impressions_needed, pair_stats, ranker_stats, read_comparison_log
 
     if format not in ("table", "csv"):
@@ -122,9 +122,9 @@ def interleaving_report(
             df.to_csv(sys.stdout, index=False, float_format="%.6g")
         return
     about = f"{source_name(log)}: {counts.lines:,} comparisons of {len(counts.names)} rankers"
-    console.print(_table(pairs, f"{about}; per pair (a against b): win share with ties as half, sign-test "
+    console.print(make_table(pairs, f"{about}; per pair (a against b): win share with ties as half, sign-test "
                                 "p-value, 95 % bootstrap interval, effect detectable at this count"), markup=False)
-    console.print(_table(rankers, "per ranker: Bradley-Terry score with 95 % bootstrap interval, clicks on its "
+    console.print(make_table(rankers, "per ranker: Bradley-Terry score with 95 % bootstrap interval, clicks on its "
                                   "team"), markup=False)
     console.print(f"power: detecting a win share of {0.5 + effect:g} (effect {effect:g}) at alpha {alpha:g} with power "
                   f"{power:g} needs {needed:,} impressions per pair (tie rate {tie_rate:.3f})", markup=False)
@@ -149,7 +149,7 @@ def fit(
     (and, with --by grade, the simulator's presets beside it)."""
     import pandas as pd
 
-    from irbandits.cli.common import _table, reading, source_name
+    from irbandits.cli.common import make_table, reading, source_name
     from irbandits.clicks.click_models import ClickModel
     from irbandits.clicks.fitting import evaluate_click_model, fit_click_model, read_click_log
 
@@ -172,6 +172,6 @@ def fit(
     console.print(f"{source_name(log)}: {data.sessions:,} sessions, {len(data.items):,} items ({by}); fitted "
                   f"{fitted.model} on {train.sessions:,} in {seconds:.1f} s ({fitted.iterations} EM rounds)",
                   markup=False)
-    console.print(_table(table, f"on {where}: log-likelihood per session, perplexity (mean over ranks and at "
+    console.print(make_table(table, f"on {where}: log-likelihood per session, perplexity (mean over ranks and at "
                                 "each rank)"), markup=False)
     console.print(f"wrote {out}", markup=False)

@@ -23,25 +23,25 @@ from irbandits.errors import IrbanditsError
 console = Console(width=None if sys.stdout.isatty() else 150)
 
 
-def _error(message: str) -> None:
+def print_error(message: str) -> None:
     """Print a user mistake as one ``error:`` line on standard error."""
     Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
 
 
-def _fail(message: str) -> None:
+def fail(message: str) -> None:
     """Print a user mistake and exit with code 2."""
-    _error(message)
+    print_error(message)
     raise typer.Exit(2)
 
 
-def _count(text: str, what: str) -> int:
+def parse_count(text: str, what: str) -> int:
     """Accept ``1e8``, ``100000000`` or ``100_000_000`` for step counts."""
     try:
         value = float(text.replace("_", ""))
     except ValueError:
-        _fail(f"{what} must be a number like 1e6, got {text!r}")
+        fail(f"{what} must be a number like 1e6, got {text!r}")
     if value < 1 or value != int(value):
-        _fail(f"{what} must be a positive whole number, got {text!r}")
+        fail(f"{what} must be a positive whole number, got {text!r}")
     return int(value)
 
 
@@ -54,14 +54,7 @@ ADDRESS = typer.Option(None, help="with --backend ray: the cluster to join, e.g.
                        "(default: start a local Ray runtime for the run)")
 
 
-def _backend(backend: str, workers: int, address: Optional[str]) -> None:
-    """Check ``--backend``, the worker count and ``--address`` before any work starts."""
-    from irbandits.tasks import check_backend
-
-    check_backend(backend, workers, address)
-
-
-def _jobs(jobs: int) -> int:
+def worker_count(jobs: int) -> int:
     """``--jobs``: 0 means every core."""
     return jobs or os.cpu_count() or 1
 
@@ -173,11 +166,11 @@ def write_table(df, path: Path) -> Path:
     return path
 
 
-def _load_problem(problem: Optional[str], matrix: Optional[Path]):
+def load_problem(problem: Optional[str], matrix: Optional[Path]):
     from irbandits.problems import PreferenceMatrix, get_problem
 
     if problem and matrix:
-        _fail("give either --problem or --matrix, not both")
+        fail("give either --problem or --matrix, not both")
     return PreferenceMatrix.load(check_file(matrix, "--matrix")) if matrix else get_problem(problem or "arxiv")
 
 
@@ -209,7 +202,7 @@ def regret_kind(choice: str, problem) -> tuple[str, str]:
     return kinds[choice]
 
 
-def _number(x: float, digits: int = 4) -> str:
+def format_number(x: float, digits: int = 4) -> str:
     """``digits`` significant digits, never in scientific notation: 19,073, 123.5, 0.01235, 1."""
     import math
 
@@ -220,7 +213,7 @@ def _number(x: float, digits: int = 4) -> str:
     return text.rstrip("0").rstrip(".") if decimals else text
 
 
-def _table(df, title: str) -> Table:
+def make_table(df, title: str) -> Table:
     """A rich table of a DataFrame: numbers right-aligned with 4 significant digits, text left-aligned."""
     from pandas.api.types import is_numeric_dtype
 
@@ -228,7 +221,7 @@ def _table(df, title: str) -> Table:
     for col in df.columns:
         t.add_column(str(col), justify="right" if is_numeric_dtype(df[col]) else "left")
     for row in df.itertuples(index=False):
-        t.add_row(*(_number(v) if isinstance(v, float) else str(v) for v in row))
+        t.add_row(*(format_number(v) if isinstance(v, float) else str(v) for v in row))
     return t
 
 

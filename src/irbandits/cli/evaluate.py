@@ -10,7 +10,15 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import _table, check_dir, check_file, check_output, check_table_output, console, write_table
+from irbandits.cli.common import (
+    check_dir,
+    check_file,
+    check_output,
+    check_table_output,
+    console,
+    make_table,
+    write_table,
+)
 from irbandits.errors import IrbanditsError
 
 
@@ -103,7 +111,7 @@ def evaluate(
     else:
         wide = shown.pivot_table(index=["run", "topic"], columns="measure", values="value", sort=False)
         wide = wide[[m for m in dict.fromkeys(rows["measure"])]].reset_index()
-        console.print(_table(wide, f"{wide['run'].nunique()} runs, {table['topic'].nunique()} topics"))
+        console.print(make_table(wide, f"{wide['run'].nunique()} runs, {table['topic'].nunique()} topics"))
     sys.stdout.flush()
     print(f"read in {read:.2f} s, evaluated {table['run'].nunique()} runs x {len(measure)} measures in {took:.2f} s",
           file=sys.stderr)
@@ -142,7 +150,7 @@ def compare_measures(
     result = pd.DataFrame([compare(table, a, b, samples=samples, seed=seed, method=interval)
                            for a, b in pairs])
     result["95% CI"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(result.tau_low, result.tau_high)]
-    console.print(_table(result[["a", "b", "runs", "tau", "95% CI", "tau_ap"]],
+    console.print(make_table(result[["a", "b", "runs", "tau", "95% CI", "tau_ap"]],
                          f"Kendall's tau-b over runs; {interval} interval from {samples} topic-bootstrap samples"))
     if plot:
         means = mean_over_topics(table).pivot(index="run", columns="measure", values="value")

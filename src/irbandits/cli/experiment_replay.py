@@ -27,10 +27,10 @@ from irbandits.cli.common import (
     LTR,
     QUERY_FILE,
     RANKERS,
-    _count,
-    _table,
     console,
     ltr_environment,
+    make_table,
+    parse_count,
     reference_problem,
 )
 from irbandits.errors import IrbanditsError
@@ -151,7 +151,7 @@ def experiment_replay(
     from irbandits.plots import plot_accuracy, plot_regret
     from irbandits.simulate import summarize
 
-    n = _count(impressions, "--impressions")
+    n = parse_count(impressions, "--impressions")
     if feedback not in FEEDBACK:
         raise IrbanditsError(f"--feedback must be clicks or votes, got {feedback!r}")
     specs = [parse_spec(a).label for a in (algorithm or ["RUCB"])]
@@ -170,5 +170,5 @@ def experiment_replay(
     plot_regret(table, out / "regret.png", title=f"{P.name} via {url}: cumulative Condorcet regret")
     plot_accuracy(table, out / "accuracy.png", title=f"{P.name} via {url}: accuracy")
     summary = summarize(table).rename(columns={"regret_mean": "regret"}).drop(columns=["regret_se"])
-    console.print(_table(summary, f"after {n:,} impressions per algorithm ({feedback})"))
+    console.print(make_table(summary, f"after {n:,} impressions per algorithm ({feedback})"))
     console.print(f"wrote {out / 'results.parquet'}, {out / 'regret.png'}, {out / 'accuracy.png'}")

@@ -15,14 +15,14 @@ import typer
 from irbandits.cli.common import (
     ADDRESS,
     BACKEND,
-    _backend,
-    _number,
-    _table,
     check_dir,
     check_file,
     check_output,
     console,
+    format_number,
+    make_table,
 )
+from irbandits.tasks import check_backend
 
 app = typer.Typer(no_args_is_help=True, help="Experiment specs (TOML) run on local processes or a Ray cluster, "
                   "into a resumable result store.")
@@ -45,7 +45,7 @@ def run(
     from irbandits.experiments import TasksFailed, load_spec, run_experiment
     from irbandits.tasks import Interrupted
 
-    _backend(backend, workers, address)
+    check_backend(backend, workers, address)
     spec_ = load_spec(check_file(spec, "SPEC"))
     check_output(out, "--out", directory=True)
     tasks = len(spec_.tasks())
@@ -80,16 +80,16 @@ def report(
     check_output(out, "DIR", directory=True)
     for page in make_report(out):
         summary = page["summary"]
-        shown = summary.assign(**{"regret (mean ± SE)": [f"{_number(m)} ± {_number(se, 2)}" for m, se in
+        shown = summary.assign(**{"regret (mean ± SE)": [f"{format_number(m)} ± {format_number(se, 2)}" for m, se in
                                                          zip(summary.regret_mean, summary.regret_se)]})
         shown = shown[["algorithm", "runs", "regret (mean ± SE)", "copeland_regret_mean", "accuracy",
                        "seconds_per_run"]]
         partial = "" if page["finished"] == page["expected"] else \
             f" (partial: {page['finished']} of {page['expected']} runs finished)"
-        console.print(_table(shown, f"{page['problem']}: after {page['horizon']:,} steps; regret: mean ± "
+        console.print(make_table(shown, f"{page['problem']}: after {page['horizon']:,} steps; regret: mean ± "
                                     f"standard error over runs{partial}"), markup=False)
         for family, (params, cells) in page["grids"].items():
             best = cells.loc[cells.regret_mean.idxmin()]
             console.print(f"{family} grid over {', '.join(params)}: best {best.algorithm} "
-                          f"(final regret {_number(best.regret_mean)}, accuracy {best.accuracy:.2f})", markup=False)
+                          f"(final regret {format_number(best.regret_mean)}, accuracy {best.accuracy:.2f})", markup=False)
         console.print("wrote " + ", ".join(str(f) for f in page["files"]), markup=False)

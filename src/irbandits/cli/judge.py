@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import _table, check_file, check_output, console, reading, source_name, writing
+from irbandits.cli.common import check_file, check_output, console, make_table, reading, source_name, writing
 from irbandits.errors import IrbanditsError
 
 app = typer.Typer(no_args_is_help=True,
@@ -122,7 +122,7 @@ def status(state: Path = STATE) -> None:
     import pandas as pd
 
     df = pd.DataFrame(_load(state).status())
-    console.print(_table(df, f"{(df.kind == 'done').sum()} of {len(df)} topics done"))
+    console.print(make_table(df, f"{(df.kind == 'done').sum()} of {len(df)} topics done"))
 
 
 @app.command()
@@ -210,10 +210,10 @@ def plan(
                                              f"{out['cost']['p95']:,.2f})"))
     title = (f"{len(sizes)} topics, {out['items']} items, accuracy {accuracy:.3g}, "
              f"{assessors_per_pair} assessor(s) per pair, {runs} runs")
-    console.print(_table(pd.DataFrame(rows, columns=["", "plan"]), title))
+    console.print(make_table(pd.DataFrame(rows, columns=["", "plan"]), title))
     hard = sorted(out["best_found"]["topics"].items(), key=lambda kv: kv[1])[:10]
     if hard:
-        console.print(_table(pd.DataFrame([(t, sizes[t], f"{p:.0%}") for t, p in hard],
+        console.print(make_table(pd.DataFrame([(t, sizes[t], f"{p:.0%}") for t, p in hard],
                                           columns=["topic", "pool", "best found"]),
                              "the topics least likely to find their best item"))
 

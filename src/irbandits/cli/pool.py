@@ -12,18 +12,18 @@ from irbandits.cli.common import (
     ADDRESS,
     BACKEND,
     JOBS,
-    _backend,
-    _jobs,
-    _table,
     check_dir,
     check_file,
     check_output,
     console,
+    make_table,
     reading,
     source_name,
+    worker_count,
     writing,
 )
 from irbandits.errors import IrbanditsError
+from irbandits.tasks import check_backend
 
 app = typer.Typer(no_args_is_help=True, help="Choose which pooled document an assessor judges next.")
 RUNS = typer.Option(..., help="directory of TREC run files (plain or .gz), or one run file; - is standard input")
@@ -78,8 +78,8 @@ def simulate(
     start = time.perf_counter()
     method = method_specs(method)
     check_output(out, "--out", directory=True)
-    jobs = _jobs(jobs)
-    _backend(backend, jobs, address)
+    jobs = worker_count(jobs)
+    check_backend(backend, jobs, address)
     if str(runs) == str(qrels) == "-":
         raise IrbanditsError("--runs and --qrels cannot both be - (one standard input)")
     if str(qrels) != "-":
@@ -110,7 +110,7 @@ def simulate(
     title = (f"{len(pools)} topics, {len(next(iter(pools.values())).runs)} runs, depth-{depth} pools, "
              f"relevant = grade >= {relevant_grade:g}")
     plot_curves(curves, out / "curves.png", title=title)
-    console.print(_table(table.round(2).reset_index(), f"mean relevant documents found after n judgments ({title})"))
+    console.print(make_table(table.round(2).reset_index(), f"mean relevant documents found after n judgments ({title})"))
     random = list(curves.method[curves.repetition > 0].unique())
     console.print(f"simulated {curves.method.nunique()} methods on {len(pools)} topics ({repetitions} repetitions of "
                   f"{', '.join(random) or 'no random method'}): {timing.compile_s + timing.run_s:.1f} s "
@@ -175,7 +175,7 @@ def add(
         campaign.add(batch, source=source_name(judgments))
     progress = campaign.progress()
     progress = progress[progress.topic.isin(batch.topic.astype(str))]
-    console.print(_table(progress, f"{len(batch)} judgments added to {state}"))
+    console.print(make_table(progress, f"{len(batch)} judgments added to {state}"))
 
 
 @app.command()
@@ -183,4 +183,4 @@ def methods() -> None:
     """List the adjudication methods and their parameters."""
     from irbandits.pooling import list_methods
 
-    console.print(_table(list_methods()[["name", "description", "parameters", "random"]], "pooling methods"))
+    console.print(make_table(list_methods()[["name", "description", "parameters", "random"]], "pooling methods"))

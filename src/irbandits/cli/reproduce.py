@@ -13,18 +13,18 @@ from irbandits.cli.common import (
     ADDRESS,
     BACKEND,
     JOBS,
-    _backend,
-    _count,
-    _jobs,
-    _table,
     check_dir,
     check_file,
     check_output,
     check_table_output,
     console,
+    make_table,
+    parse_count,
+    worker_count,
     write_table,
 )
 from irbandits.studies import STUDIES, get_study, list_studies
+from irbandits.tasks import check_backend
 
 app = typer.Typer(help="Reproduce published results from ../shared/data; without NAME, list the studies.")
 
@@ -33,7 +33,7 @@ app = typer.Typer(help="Reproduce published results from ../shared/data; without
 def studies(ctx: typer.Context) -> None:
     """List the studies when no NAME is given."""
     if ctx.invoked_subcommand is None:
-        console.print(_table(list_studies(), "studies (irbandits reproduce NAME --help for the options)"))
+        console.print(make_table(list_studies(), "studies (irbandits reproduce NAME --help for the options)"))
 
 
 def _study(name: str):
@@ -55,7 +55,7 @@ def best_item_study(
     check_output(out, "--out", directory=True)
     result = study.run(data=data, samples=samples, draws=draws, seed=seed)
     comp = result["comparisons"]
-    console.print(_table(comp, "Kendall's tau (topic-bootstrap 95 % interval) and tau-ap"))
+    console.print(make_table(comp, "Kendall's tau (topic-bootstrap 95 % interval) and tau-ap"))
     base = result["baseline"]["tau"]
     console.print(f"random sparse labels: 95 % of {draws} draws give tau in "
                   f"[{base.quantile(0.025):.3f}, {base.quantile(0.975):.3f}] (published 0.485-0.735)")
@@ -80,13 +80,13 @@ def judging_study(
     module = get_study("judging-study").load()
     if out is not None:
         check_table_output(out, "--out")
-    _backend(backend, _jobs(jobs), address)
-    df = module.run_study(algorithm, runs=runs, seed=seed, budget=budget, jobs=_jobs(jobs),
+    check_backend(backend, worker_count(jobs), address)
+    df = module.run_study(algorithm, runs=runs, seed=seed, budget=budget, jobs=worker_count(jobs),
                           progress=sys.stderr.isatty(), backend=backend, address=address)
     if out is not None:
         write_table(df.assign(best=df.best.map(lambda b: " ".join(map(str, b)))), out)
     table = module.figure_4_1(module.summarize(df))
-    console.print(_table(table, f"Figure 4.1 reproduced: ours ({runs} runs per row) and, in brackets, "
+    console.print(make_table(table, f"Figure 4.1 reproduced: ours ({runs} runs per row) and, in brackets, "
                                 f"published (1,000 runs)"))
 
 
@@ -101,7 +101,7 @@ def judging_replay(
     check_dir(data, "--data")
     table, pools = get_study("judging-replay").run(data=data, qrels=qrels and check_file(qrels, "--qrels"),
                                                    runs=runs, seed=seed)
-    console.print(_table(table, f"{runs} replays on {pools} pools: share = topics whose replayed best set "
+    console.print(make_table(table, f"{runs} replays on {pools} pools: share = topics whose replayed best set "
                                 f"shares an item with the released one; same = identical sets"))
 
 
@@ -122,12 +122,12 @@ def _online_study(name: str) -> None:
     ) -> None:
         module = get_study(name).load()
         scale = module.FULL if full else module.DEFAULT
-        T = _count(horizon, "--horizon") if horizon is not None else scale["horizon"]
+        T = parse_count(horizon, "--horizon") if horizon is not None else scale["horizon"]
         runs = runs or scale["runs"]
         check_output(out, "--out", directory=True)
-        console.print(f"{name}: horizon {T:,}, {runs} runs, {_jobs(jobs)} jobs, seed {seed}, out {out}", markup=False)
+        console.print(f"{name}: horizon {T:,}, {runs} runs, {worker_count(jobs)} jobs, seed {seed}, out {out}", markup=False)
         extra = {k: v for k, v in scale.items() if k not in ("horizon", "runs")}  # e.g. which problems
-        table = module.run_study(horizon=T, runs=runs, seed=seed, jobs=_jobs(jobs), out=out,
+        table = module.run_study(horizon=T, runs=runs, seed=seed, jobs=worker_count(jobs), out=out,
                                  progress=sys.stderr.isatty(), **extra)
         text = module.report(table)
         figures = module.figures(table, out)

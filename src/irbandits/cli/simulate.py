@@ -18,18 +18,18 @@ from irbandits.cli.common import (
     QUERY_FILE,
     RANKERS,
     REGRET,
-    _count,
-    _jobs,
-    _load_problem,
-    _table,
     check_output,
     console,
+    load_problem,
     ltr_environment,
+    make_table,
     multi_dueling_specs,
     multileave_environment,
+    parse_count,
     problem_by_name_or_file,
     reference_problem,
     regret_kind,
+    worker_count,
 )
 from irbandits.errors import IrbanditsError
 
@@ -67,15 +67,15 @@ def simulate(
     """Run dueling-bandit algorithms on a Bernoulli problem, or with --ltr on real interleaved
     comparisons (regret against --matrix, else a matrix estimated first), or with --multileave M
     on one multileaved comparison of M rankers per step; write a table and plots."""
-    from irbandits.cli.common import _number
+    from irbandits.cli.common import format_number
     from irbandits.dueling import parse_spec
     from irbandits.plots import plot_accuracy, plot_regret
     from irbandits.simulate import simulate as run_simulation
     from irbandits.simulate import summarize
     from irbandits.tasks import Interrupted
 
-    T = _count(horizon, "--horizon")
-    jobs = _jobs(jobs)
+    T = parse_count(horizon, "--horizon")
+    jobs = worker_count(jobs)
     check_output(out, "--out", directory=True)
     from irbandits.dueling import list_algorithms
 
@@ -90,7 +90,7 @@ def simulate(
     environment = ltr_environment(ltr, query_file, click_model, interleaving, rankers, length)[1] if ltr else None
     if multileave:
         environment = multileave_environment(environment, multileave)
-    P = reference_problem(environment, matrix, seed, ltr.name) if ltr else _load_problem(problem, matrix)
+    P = reference_problem(environment, matrix, seed, ltr.name) if ltr else load_problem(problem, matrix)
     column, kind = regret_kind(regret, P)
     winners = ", ".join(P.arms[w] for w in P.winners)
     console.print(f"problem {P.name}: K={P.K}, {P.winner_type} winner(s) {winners}; "
@@ -112,14 +112,14 @@ def simulate(
         raise typer.Exit(130) from None
     summary = summarize(table)
     other, other_kind = ("copeland_regret", "Copeland") if column == "regret" else ("regret", "Condorcet")
-    summary.insert(2, f"{kind} regret (mean ± SE)", [f"{_number(m)} ± {_number(se, 2)}" for m, se in
+    summary.insert(2, f"{kind} regret (mean ± SE)", [f"{format_number(m)} ± {format_number(se, 2)}" for m, se in
                                                      zip(summary[f"{column}_mean"], summary[f"{column}_se"])])
     summary = summary.drop(columns=[f"{column}_mean", f"{column}_se", f"{other}_se"])
     summary = summary.rename(columns={f"{other}_mean": f"{other_kind} regret (mean)"})
     about = f"{P.name}, horizon {T:,}, {runs} runs"
     plot_regret(table, out / "regret.png", column=column, title=f"cumulative {kind} regret ({about}; mean ± 1 SE)")
     plot_accuracy(table, out / "accuracy.png", title=f"accuracy: recommending a {P.winner_type} winner ({about})")
-    console.print(_table(summary, f"after {T:,} steps ({time.perf_counter() - start:.1f} s in all); {kind} regret "
+    console.print(make_table(summary, f"after {T:,} steps ({time.perf_counter() - start:.1f} s in all); {kind} regret "
                                   f"(the problem has {'a' if P.winner_type == 'Condorcet' else 'no'} Condorcet winner): "
                                   f"mean ± standard error over {runs} runs; seconds_per_run: mean"), markup=False)
     console.print(f"wrote {out / 'results.parquet'}, {out / 'regret.png'}, {out / 'accuracy.png'}"
@@ -136,14 +136,14 @@ def problems(
     from irbandits.problems import list_problems
 
     if describe is None:
-        console.print(_table(list_problems(), "named problems"))
+        console.print(make_table(list_problems(), "named problems"))
         return
     P = problem_by_name_or_file(describe, "--describe")
-    console.print(_table(pd.DataFrame(P.describe(), columns=["property", "value"]), f"problem {P.name}"), markup=False)
+    console.print(make_table(pd.DataFrame(P.describe(), columns=["property", "value"]), f"problem {P.name}"), markup=False)
 
 
 def algorithms() -> None:
     """List the algorithms, their parameters and named settings."""
     from irbandits.dueling import list_algorithms
 
-    console.print(_table(list_algorithms()[["name", "description", "parameters", "settings"]], "algorithms"))
+    console.print(make_table(list_algorithms()[["name", "description", "parameters", "settings"]], "algorithms"))

@@ -48,11 +48,11 @@ CUTOFF = 10  # the default list length
 TAU = 3.0
 
 
-_WEIGHTS = 1.0 / np.arange(1.0, 65.0) ** 3  # _rank_weight of ranks 0-63, looked up (a division costs more)
+_WEIGHTS = 1.0 / np.arange(1.0, 65.0) ** 3  # rank_weight of ranks 0-63, looked up (a division costs more)
 
 
 @njit(cache=True)
-def _rank_weight(i):
+def rank_weight(i):
     """1 / (i + 1) ** TAU for 0-based rank i (exact: the cube of a small integer is exact)."""
     if i < 64:
         return _WEIGHTS[i]
@@ -148,13 +148,13 @@ def _used_impl(used, i):
 
 
 def _weight(used, i):
-    """_rank_weight(i); a bare table look-up with a bitmask (every rank is below 64)."""
+    """rank_weight(i); a bare table look-up with a bitmask (every rank is below 64)."""
 
 
 @overload(_weight)
 def _weight_impl(used, i):
     if isinstance(used, types.Array):
-        return lambda used, i: _rank_weight(i)
+        return lambda used, i: rank_weight(i)
     return lambda used, i: _WEIGHTS[i]
 
 
@@ -505,7 +505,9 @@ class Interleaver:
 
 @dataclass
 class Interleaved:
-    """One interleaved list: show ``shown``; pass the clicked positions to :meth:`credit`."""
+    """One interleaved list: show ``shown``; pass the clicked positions to :meth:`credit`.
+
+    ``shown_index`` is ``shown`` as indices of the encoded rankings (what a restart stores)."""
 
     method: Method
     shown: np.ndarray
@@ -513,13 +515,13 @@ class Interleaved:
     prob: np.ndarray
     _lists: np.ndarray
     _lens: np.ndarray
-    _shown: np.ndarray
+    shown_index: np.ndarray
 
     def credit(self, clicked_positions) -> float:
         """Outcome in [-1, 1] for clicks at these 0-based positions of ``shown``: > 0 means A won."""
         (a, b), (na, nb) = self._lists, self._lens
-        return float(self.method.credit(a, na, b, nb, self._shown, len(self._shown), self.assign, self.prob,
-                                        clicks_at(clicked_positions, len(self._shown))))
+        return float(self.method.credit(a, na, b, nb, self.shown_index, len(self.shown_index), self.assign, self.prob,
+                                        clicks_at(clicked_positions, len(self.shown_index))))
 
 
 def interleave(method: str, a, b, seed: int | None = None, rng: np.ndarray | None = None,

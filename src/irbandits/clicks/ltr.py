@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from irbandits.errors import IrbanditsError
-from irbandits.io import _lines, _number, _plain, _read_bytes, _where
+from irbandits.io import is_plain_text, line_place, parse_field, read_fields, read_file_bytes
 from irbandits.rng import randint
 
 CUTOFF = 10
@@ -240,29 +240,29 @@ def _parse_lines(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]
     labels: list[float] = []
     qids: list[str | None] = []
     rows, cols, vals = array("q"), array("q"), array("d")  # compact: MSLR has 5 * 10^8 values
-    for number, fields in _lines(path):
+    for number, fields in read_fields(path):
         if fields[0].startswith("#"):
             continue
         cut = next((i for i, f in enumerate(fields) if f.startswith("#")), len(fields))
         fields = fields[:cut]
-        label = _number(fields[0], path, number, 1, "the label")
+        label = parse_field(fields[0], path, number, 1, "the label")
         if label < 0 or not label.is_integer():
-            raise IrbanditsError(f"{_where(path, number, 1)}: the label must be a whole number >= 0, got {fields[0]!r}")
+            raise IrbanditsError(f"{line_place(path, number, 1)}: the label must be a whole number >= 0, got {fields[0]!r}")
         qid = None
         rest = fields[1:]
         if rest and rest[0].startswith("qid:"):
             qid, rest = rest[0][4:], rest[1:]
             if not qid:
-                raise IrbanditsError(f"{_where(path, number, 2)}: empty qid")
+                raise IrbanditsError(f"{line_place(path, number, 2)}: empty qid")
         if qids and (qid is None) != (qids[-1] is None):
-            raise IrbanditsError(f"{_where(path, number)}: some lines have qid: and others do not")
+            raise IrbanditsError(f"{line_place(path, number)}: some lines have qid: and others do not")
         for column, item in enumerate(rest, 3 if qid is not None else 2):
             index, sep, value = item.partition(":")
             if not sep or not (index.isascii() and index.isdigit()) or int(index) < 1:
-                raise IrbanditsError(f"{_where(path, number, column)}: expected index:value with index >= 1, got {item!r}")
+                raise IrbanditsError(f"{line_place(path, number, column)}: expected index:value with index >= 1, got {item!r}")
             rows.append(len(labels))
             cols.append(int(index) - 1)
-            vals.append(_number(value, path, number, column, f"feature {index}"))
+            vals.append(parse_field(value, path, number, column, f"feature {index}"))
         labels.append(label)
         qids.append(qid)
     if not labels:
@@ -413,8 +413,8 @@ def _svmlight(buf, fill, labels, features, qid_start, qid_end):
 def _parse_fast(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
     """:func:`_parse_lines` compiled, for plain files (UTF-8, whitespace only ASCII, each feature once a
     line); None for any other file, or a bad one."""
-    data = _read_bytes(path)
-    if data is None or not _plain(data):
+    data = read_file_bytes(path)
+    if data is None or not is_plain_text(data):
         return None
     buf = np.frombuffer(data, np.uint8)
     none = np.empty(0, np.int64)
@@ -472,7 +472,7 @@ def _changed(buf, start, end):
 
 def _query_sizes(query_file: str | Path, documents: int, path: Path) -> np.ndarray:
     """The documents-per-query counts of a LightGBM ``.query`` file, checked against the data."""
-    counts = np.array([_number(f[0], query_file, n, 1, "a query size", int) for n, f in _lines(Path(query_file))])
+    counts = np.array([parse_field(f[0], query_file, n, 1, "a query size", int) for n, f in read_fields(Path(query_file))])
     if (counts < 1).any():
         raise IrbanditsError(f"{query_file}: query sizes must be positive")
     if counts.sum() != documents:

@@ -176,9 +176,9 @@ def estimate_matrix(
     chunk = max(numba.get_num_threads() * 4, int(2e6 // comparisons))
     try:
         if backend == "local":
-            from irbandits.simulate import _progress
+            from irbandits.tasks import ProgressBar
 
-            with _progress(progress, (len(first) + chunk - 1) // chunk, 0, "pairs (in blocks)") as advance:
+            with ProgressBar(progress, (len(first) + chunk - 1) // chunk, "pairs (in blocks)") as advance:
                 for lo in range(0, len(first), chunk):
                     sl = slice(lo, lo + chunk)
                     _estimate(method.interleave, method.credit, rankers.arrays(), model.arrays(),

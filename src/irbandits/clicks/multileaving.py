@@ -39,9 +39,10 @@ from numba import njit
 
 from irbandits.clicks import optimized, preference
 from irbandits.clicks.click_models import ClickModel, simulate_clicks
-from irbandits.clicks.interleaving import CUTOFF, _position, _rank_weight, check_length, clicks_at, encode
+from irbandits.clicks.interleaving import CUTOFF, check_length, clicks_at, encode, rank_weight
 from irbandits.clicks.ltr import Rankers, top_k
 from irbandits.clicks.matrix import Estimate, check_rankers, resolve_model
+from irbandits.clicks.positions import position as _position
 from irbandits.errors import IrbanditsError
 from irbandits.params import Registry
 from irbandits.problems import PreferenceMatrix
@@ -92,7 +93,7 @@ def probabilistic_multileave(lists, lens, rng, shown, assign, prob):
     w = np.zeros(m)
     for r in range(m):
         for i in range(lens[r]):
-            w[r] += _rank_weight(i)
+            w[r] += rank_weight(i)
     n = 0
     while n < L:
         added = False
@@ -104,7 +105,7 @@ def probabilistic_multileave(lists, lens, rng, shown, assign, prob):
             for i in range(lens[r]):
                 if not used[r, i]:
                     pick = i
-                    target -= _rank_weight(i)
+                    target -= rank_weight(i)
                     if target < 0.0:
                         break
             if pick < 0:
@@ -114,14 +115,14 @@ def probabilistic_multileave(lists, lens, rng, shown, assign, prob):
             total = 0.0
             for s in range(m):
                 pos = _position(lists[s], lens[s], d)
-                prob[n, s] = _rank_weight(pos) / w[s] if pos >= 0 and not used[s, pos] else 0.0
+                prob[n, s] = rank_weight(pos) / w[s] if pos >= 0 and not used[s, pos] else 0.0
                 total += prob[n, s]
             for s in range(m):
                 prob[n, s] /= total
                 pos = _position(lists[s], lens[s], d)
                 if pos >= 0 and not used[s, pos]:
                     used[s, pos] = True
-                    w[s] -= _rank_weight(pos)
+                    w[s] -= rank_weight(pos)
             shown[n], assign[n] = d, r
             n += 1
             added = True
@@ -244,12 +245,12 @@ class Multileaved:
     prob: np.ndarray
     _lists: np.ndarray
     _lens: np.ndarray
-    _shown: np.ndarray
+    shown_index: np.ndarray
 
     def credit(self, clicked_positions) -> np.ndarray:
         out = np.zeros(len(self._lens))
-        self.method.credit(self._lists, self._lens, self._shown, len(self._shown), self.assign, self.prob,
-                           clicks_at(clicked_positions, len(self._shown)), out)
+        self.method.credit(self._lists, self._lens, self.shown_index, len(self.shown_index), self.assign, self.prob,
+                           clicks_at(clicked_positions, len(self.shown_index)), out)
         return out
 
 

@@ -41,7 +41,7 @@ from irbandits.errors import IrbanditsError
 from irbandits.params import Param, Registry, check_params, describe_params, split_name
 from irbandits.rng import new_rng
 
-_REGISTRY: Registry[type["DuelingAlgorithm"]] = Registry("algorithm")
+REGISTRY: Registry[type["DuelingAlgorithm"]] = Registry("algorithm")
 
 
 def c_of_delta(alpha: float, K: int, delta: float) -> float:
@@ -75,7 +75,7 @@ class DuelingAlgorithm:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.name:
-            _REGISTRY.add(cls.name, cls)
+            REGISTRY.add(cls.name, cls)
 
     def __init__(self, K: int, seed: int | np.random.SeedSequence | None = 0, horizon: int | None = None, **params):
         """Start with no duels recorded.
@@ -101,6 +101,16 @@ class DuelingAlgorithm:
         self._names = tuple(arrays)
         self._st = tuple(arrays.values())
         self._rng = new_rng(0 if seed is None else seed)
+
+    @property
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The kernels' state arrays by name (live: the kernels update them in place)."""
+        return dict(zip(self._names, self._st))
+
+    @property
+    def kernel_state(self) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+        """What the compiled kernels take: the state tuple and the generator's state (live)."""
+        return self._st, self._rng
 
     # ----- declaration helpers ---------------------------------------------------------------
     @classmethod
@@ -189,7 +199,7 @@ class DuelingAlgorithm:
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> "DuelingAlgorithm":
         """Rebuild an object that continues exactly where ``state`` left off."""
-        algo_cls = _REGISTRY.get(state["algorithm"]) if state["algorithm"] in _REGISTRY else cls
+        algo_cls = REGISTRY.get(state["algorithm"]) if state["algorithm"] in REGISTRY else cls
         obj = algo_cls(state["K"], seed=0, horizon=state["horizon"], **state["params"])
         for name, arr in zip(obj._names, obj._st):
             saved = np.asarray(state["arrays"][name], dtype=arr.dtype)
@@ -217,7 +227,7 @@ class DuelingAlgorithm:
             s["arrays"] = {n: np.array(v["data"], dtype=v["dtype"]) for n, v in s["arrays"].items()}
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise IrbanditsError(f"{path}: not a saved algorithm state ({exc})") from None
-        if s.get("algorithm") not in _REGISTRY:
+        if s.get("algorithm") not in REGISTRY:
             raise IrbanditsError(f"{path}: unknown algorithm {s.get('algorithm')!r}")
         return cls.from_state(s)
 
@@ -236,13 +246,13 @@ def list_algorithms():
     import pandas as pd
 
     return pd.DataFrame([dict(name=c.name, description=c.description, parameters=describe_params(c.params),
-                              settings=", ".join(c.settings), reference=c.reference) for c in _REGISTRY.values()])
+                              settings=", ".join(c.settings), reference=c.reference) for c in REGISTRY.values()])
 
 
 def require_multi_dueling(cls: type[DuelingAlgorithm]) -> type[DuelingAlgorithm]:
     """``cls`` if it can compare more than two arms per step, else an error naming those that can."""
     if not cls.multi_dueling:
-        able = ", ".join(sorted(n for n, c in _REGISTRY.items() if c.multi_dueling))
+        able = ", ".join(sorted(n for n, c in REGISTRY.items() if c.multi_dueling))
         raise IrbanditsError(f"{cls.name} compares two arms per step and cannot multileave; "
                              f"multi-dueling algorithms: {able}")
     return cls
@@ -250,7 +260,7 @@ def require_multi_dueling(cls: type[DuelingAlgorithm]) -> type[DuelingAlgorithm]
 
 def get_algorithm(name: str) -> type[DuelingAlgorithm]:
     """The algorithm class registered as ``name`` (case-insensitive)."""
-    return _REGISTRY.get(name)
+    return REGISTRY.get(name)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import pandas as pd
 from irbandits.experiments.spec import ExperimentSpec, Task
 from irbandits.experiments.store import ResultStore
 from irbandits.io import write_parquet
-from irbandits.simulate import _task
+from irbandits.simulate import simulate_run
 from irbandits.tasks import Done, Interrupted, run_tasks
 
 BATCH_TASKS = 32  # a batch is written when this many tasks have finished ...
@@ -30,9 +30,9 @@ def run_seed(seed: int, task: Task) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed, spawn_key=(task.run,))
 
 
-def _run_task(context: dict, task: Task) -> pd.DataFrame:
+def run_task(context: dict, task: Task) -> pd.DataFrame:
     problem = context["problems"][task.problem]
-    rows = _task(context["specs"][task.algorithm], problem, context["horizon"], task.run,
+    rows = simulate_run(context["specs"][task.algorithm], problem, context["horizon"], task.run,
                  run_seed(context["seed"], task))
     rows.insert(0, "problem", task.problem)
     return rows
@@ -66,7 +66,7 @@ def run_experiment(spec: ExperimentSpec, out: str | Path, backend: str = "local"
     failures: list[tuple[str, str]] = []
     flushed = float("-inf")
     try:
-        for outcome in run_tasks(_run_task, todo, context, backend=backend, workers=workers, address=address,
+        for outcome in run_tasks(run_task, todo, context, backend=backend, workers=workers, address=address,
                                  progress=progress, label=f"{spec.name}: tasks"):
             task = todo[outcome.index]
             if isinstance(outcome, Done):

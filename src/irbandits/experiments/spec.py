@@ -104,17 +104,17 @@ def _whole(value: Any, where: str, minimum: int) -> int:
 
 
 def _problem(entry: Any, where: str, base: Path) -> PreferenceMatrix:
-    from irbandits.problems import _PROBLEMS, get_problem
+    from irbandits.problems import PROBLEMS, get_problem
 
     if not isinstance(entry, str) or not entry:
         raise IrbanditsError(f"{where}: must be a problem name or a matrix file, got {entry!r}")
     import irbandits.synthetic  # noqa: F401  (registers the synthetic problems)
 
-    if entry in _PROBLEMS:
+    if entry in PROBLEMS:
         return get_problem(entry)
     path = Path(entry) if Path(entry).is_absolute() else base / entry
     if not path.is_file():
-        raise IrbanditsError(f"{where}: {entry!r} is neither a named problem ({', '.join(sorted(_PROBLEMS))}) "
+        raise IrbanditsError(f"{where}: {entry!r} is neither a named problem ({', '.join(sorted(PROBLEMS))}) "
                              f"nor a matrix file ({path} does not exist)")
     try:
         return PreferenceMatrix.load(path)

@@ -35,7 +35,7 @@ WALL_TIME = ["run_seconds"]  # the columns that differ between identical runs
 
 
 @contextmanager
-def _whole():
+def whole_block():
     """Ctrl-C waits until the block is done: a batch and its index lines are written together.
 
     The signal's handler is swapped, not the signal masked: a masked SIGINT goes to another thread
@@ -112,7 +112,7 @@ class ResultStore:
         name = f"{number:06d}.parquet"
         entries = [dict(key=key, batch=name, seconds=round(seconds, 4), worker=worker)
                    for key, _, seconds, worker in finished]
-        with _whole():
+        with whole_block():
             write_parquet(pd.concat([rows for _, rows, _, _ in finished], ignore_index=True), self.batches / name)
             with open(self.index, "a", encoding="utf-8") as fh:
                 fh.write("".join(json.dumps(e) + "\n" for e in entries))

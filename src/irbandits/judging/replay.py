@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from irbandits.judging.topk import TopKProcess, _key
+from irbandits.judging.topk import TopKProcess, pair_key
 
 
 def recorded_pools(judgments: pd.DataFrame) -> dict[str, list[str]]:
@@ -39,7 +39,7 @@ def replay(pools: dict[str, list[str]], judgments: pd.DataFrame, seed: int = 0, 
     """
     recorded: dict[tuple[str, tuple[str, str]], list[str]] = {}
     for row in judgments.itertuples(index=False):
-        recorded.setdefault((str(row.topic), _key(row.left, row.right)), []).append(row.winner)
+        recorded.setdefault((str(row.topic), pair_key(row.left, row.right)), []).append(row.winner)
     rng = np.random.default_rng(seed)
     proc = TopKProcess(pools, seed=seed, **params)
     stopped: set[str] = set()
@@ -47,7 +47,7 @@ def replay(pools: dict[str, list[str]], judgments: pd.DataFrame, seed: int = 0, 
         for topic, left, right in requests:
             if topic in stopped:
                 continue
-            options = recorded.get((topic, _key(left, right))) or [left, right]
+            options = recorded.get((topic, pair_key(left, right))) or [left, right]
             proc.add(topic, left, right, options[rng.integers(len(options))])
             if stop_settled and proc.settled(topic) and proc.topics[topic].kind != "done":
                 stopped.add(topic)

@@ -98,7 +98,7 @@ def complete_pairings(k, rng):
     return out
 
 
-def _key(a: str, b: str) -> tuple[str, str]:
+def pair_key(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a < b else (b, a)
 
 
@@ -122,10 +122,10 @@ class _Topic:
     def _index(self) -> None:
         """Lookup sets derived from the state (not saved)."""
         self._items = set(self.items)
-        self._keys = {_key(*p) for p in self.pairs}
+        self._keys = {pair_key(*p) for p in self.pairs}
 
     def outstanding(self) -> list[list[str]]:
-        return [p for p in self.pairs if _key(*p) not in self.answers]
+        return [p for p in self.pairs if pair_key(*p) not in self.answers]
 
     def complete(self) -> bool:
         return len(self.answers) == len(self.pairs)
@@ -210,11 +210,11 @@ class TopKProcess:
         t.pairs = [[t.pool[a], t.pool[b]] for a, b in idx]
         t._index()
         for a, b in t.pairs:
-            banked = t.bank.get(_key(a, b))
+            banked = t.bank.get(pair_key(a, b))
             if banked:
-                t.answers[_key(a, b)] = banked.pop(0)
+                t.answers[pair_key(a, b)] = banked.pop(0)
                 if not banked:
-                    del t.bank[_key(a, b)]
+                    del t.bank[pair_key(a, b)]
 
     def _advance(self, t: _Topic) -> None:
         """Start phases until one needs answers or the topic is done."""
@@ -260,9 +260,9 @@ class TopKProcess:
         for item in (left, right):
             if item not in t._items:
                 raise IrbanditsError(f"topic {topic}: {item} is not in the topic's pool")
-        key = _key(left, right)
+        key = pair_key(left, right)
         if not unrequested and (key not in t._keys or key in t.answers):
-            answered = sum(_key(a, b) == key for a, b, _, _ in t.log) - len(t.bank.get(key, ()))
+            answered = sum(pair_key(a, b) == key for a, b, _, _ in t.log) - len(t.bank.get(key, ()))
             if answered and left != right:
                 raise IrbanditsError(f"topic {topic}: the pair {left} {right} already has the {answered} "
                                      f"answer(s) its phases asked for (answers added twice?)")
@@ -282,11 +282,11 @@ class TopKProcess:
         latest one to it), as if it had never come; an answer whose phase is closed cannot be retracted."""
         t = self.topics[str(topic)]
         alias = self.aliases.get(str(topic), {})
-        key = _key(*(alias.get(x, x) for x in (left, right)))
+        key = pair_key(*(alias.get(x, x) for x in (left, right)))
         if t.kind == "done" or key not in t.answers:
             raise IrbanditsError(f"topic {topic}: the phase that asked for {left} {right} is closed")
         del t.answers[key]
-        last = max(i for i, (a, b, _, _) in enumerate(t.log) if _key(a, b) == key)
+        last = max(i for i, (a, b, _, _) in enumerate(t.log) if pair_key(a, b) == key)
         del t.log[last]
 
     def settled(self, topic: str) -> bool:
@@ -373,7 +373,7 @@ class TopKProcess:
 
     def pair_counts(self, topic: str) -> Counter:
         """How many judgments each unordered pair of a topic received (the "assessors" needed)."""
-        return Counter(_key(a, b) for a, b, _, _ in self.topics[topic].log)
+        return Counter(pair_key(a, b) for a, b, _, _ in self.topics[topic].log)
 
     # ----- persistence -----------------------------------------------------------------------
     def to_json(self) -> dict:

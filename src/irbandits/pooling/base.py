@@ -161,6 +161,11 @@ class PoolingMethod:
         self._own = tuple(own.values())
         self._rng = new_rng(seed)
 
+    @property
+    def kernel_state(self) -> tuple[tuple, tuple[np.ndarray, ...], np.ndarray]:
+        """What the compiled kernels take: the pool's arrays, the method's own arrays, the generator's state (live)."""
+        return self._ps, self._own, self._rng
+
     @classmethod
     def _check_params(cls, given: dict[str, Any]) -> dict[str, Any]:
         return check_params(cls.name, cls.params, given)

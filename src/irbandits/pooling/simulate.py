@@ -47,7 +47,7 @@ def _walk(select, update, ps, own, rng, rel, found):
 def walk(method, rel: np.ndarray) -> np.ndarray:
     """Run ``method`` (a fresh :class:`~irbandits.pooling.base.PoolingMethod`) to the end of its pool."""
     found = np.zeros(method.pool.size, np.int64)
-    n = _walk(method._select, method._update, method._ps, method._own, method._rng, rel, found)
+    n = _walk(type(method)._select, type(method)._update, *method.kernel_state, rel, found)
     if n != method.pool.size:
         raise RuntimeError(f"{method.name} judged {n} of {method.pool.size} documents")
     return found

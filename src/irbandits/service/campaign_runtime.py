@@ -414,7 +414,7 @@ class CampaignRuntime:
             saved = self.judge.saved() if preference else {}
             topics = [dict(topic=t, judgments=self.per_topic[t], done=self.judge.done(t),
                            settled=self.judge.settled[t] if preference else self.judge.done(t),
-                           open=len(self.judge._open[t]) if preference else 0, saved=saved.get(t, 0))
+                           open=len(self.judge.open[t]) if preference else 0, saved=saved.get(t, 0))
                       for t in self.topics]
             open_requests = sum(t["open"] for t in topics)
             stop = preference and self.judge.stop_settled

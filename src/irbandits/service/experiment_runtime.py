@@ -120,7 +120,7 @@ def settled(algo: DuelingAlgorithm) -> tuple[bool, int]:
     """
     from irbandits.dueling.bounds import lcb
 
-    st = dict(zip(algo._names, algo._st))
+    st = algo.arrays
     left = int(st["info"][1]) if "bstart" in st else algo.K
     if left == 1:
         return True, 1
@@ -174,7 +174,7 @@ class Counts:
 
 def stored_interleaving(il: Interleaved, a: list[str], b: list[str]) -> dict[str, Any]:
     """What the impressions table keeps of a shown list, to credit clicks after a restart."""
-    return dict(a=a, b=b, shown=il._shown.tolist(), assign=il.assign.tolist(), prob=il.prob.tolist())
+    return dict(a=a, b=b, shown=il.shown_index.tolist(), assign=il.assign.tolist(), prob=il.prob.tolist())
 
 
 def restored_interleaving(method: str, stored: dict[str, Any]) -> Interleaved:

@@ -37,18 +37,18 @@ class PreferenceJudge:
         self.stop_settled = bool(options.get("stop_settled", 0))
         self.pending: dict[tuple[str, str, str], list[str]] = {}  # (topic, a, b), a < b -> winners so far
         self.fed: dict[tuple[str, str, str], list[str]] = {}      # the votes of each request's last judgment
-        self._open = {topic: t.outstanding() for topic, t in self.process.topics.items()}
+        self.open = {topic: t.outstanding() for topic, t in self.process.topics.items()}
         self.settled = {topic: self.process.settled(topic) for topic in self.process.topics}
         self._route()
 
     def _route(self) -> None:
         """Routing: unsettled topics first, most open requests first (stable in topic order); settled
         topics last, or not at all with ``stop_settled``."""
-        order = sorted(self._open, key=lambda t: (self.settled[t], -len(self._open[t])))
+        order = sorted(self.open, key=lambda t: (self.settled[t], -len(self.open[t])))
         self._order = [t for t in order if not (self.stop_settled and self.settled[t])]
 
     def _changed(self, topic: str) -> None:
-        self._open[topic] = self.process.topics[topic].outstanding()  # only this topic's requests changed
+        self.open[topic] = self.process.topics[topic].outstanding()  # only this topic's requests changed
         self.settled[topic] = self.process.settled(topic)
         self._route()
 
@@ -59,7 +59,7 @@ class PreferenceJudge:
 
     def requests(self) -> Iterator[tuple[str, str, str]]:
         """``(topic, left, right)`` for every judgment the process needs now, in its order."""
-        return ((topic, a, b) for topic in self._order for a, b in self._open[topic])
+        return ((topic, a, b) for topic in self._order for a, b in self.open[topic])
 
     def answered(self, key: tuple[str, str, str]) -> int:
         """Answers already in for the open request ``key``."""
@@ -121,7 +121,7 @@ class PreferenceJudge:
             t = self.process.topics[topic]
             if s and t.kind != "done":
                 later = (self.process.params["extra"] + 1 - t.finals) * len(t.pool) * (len(t.pool) - 1) // 2
-                out[topic] = (len(self._open[topic]) + later) * self.per_pair - sum(
+                out[topic] = (len(self.open[topic]) + later) * self.per_pair - sum(
                     len(v) for k, v in self.pending.items() if k[0] == topic)
         return out
 

@@ -92,7 +92,7 @@ CASES = (("A", case_a), ("B", case_b))
 CHUNK = 25
 
 
-def _chunk(name: str, c: int, runs: range, seed: int, budget: int) -> list[dict]:
+def run_chunk(name: str, c: int, runs: range, seed: int, budget: int) -> list[dict]:
     """Runs ``runs`` of one algorithm on case ``c``: each run's rng is SeedSequence(seed, (c, r))."""
     case, make = CASES[c]
     P = make().p
@@ -112,7 +112,7 @@ def _chunk(name: str, c: int, runs: range, seed: int, budget: int) -> list[dict]
 
 
 def _chunk_task(context, task: tuple) -> list[dict]:
-    return _chunk(*task)
+    return run_chunk(*task)
 
 
 def run_study(algorithms: Iterable[str] | None = None, runs: int = 1000, seed: int = 0,
