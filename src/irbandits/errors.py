@@ -22,5 +22,9 @@ class Unauthorized(IrbanditsError):
     """The caller's credential is missing, unknown or revoked."""
 
 
+class Forbidden(IrbanditsError):
+    """The caller is known, but this is not its to do (an assessor on an organiser's endpoint, or back)."""
+
+
 class Unavailable(IrbanditsError):
     """The database cannot take the request now; trying again later may work."""

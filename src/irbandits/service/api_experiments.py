@@ -8,7 +8,7 @@ The four routes of a front end's cycle (impression, lists, clicks, vote) are cor
 loop: their work is in memory but for one write that they wait for (a group commit, see
 :mod:`irbandits.service.logwriter`). Each is one function of ``(app state, id, Authorization header,
 raw body)`` to ``(status, JSON bytes)`` that checks the token (a dict lookup), validates the body and
-raises ``HTTPException`` / ``IrbanditsError`` / ``RequestValidationError`` for a refusal. :data:`HOT`
+raises an ``IrbanditsError`` (a domain refusal) or ``RequestValidationError`` for a refusal. :data:`HOT`
 lists them for :class:`irbandits.service.hotroutes.HotRoutes`, which serves them in front of FastAPI;
 the FastAPI routes below call the same functions (they declare the routes in the OpenAPI schema, and
 answer what the dispatcher passes on: another method, an id that is not a plain number).
@@ -21,9 +21,10 @@ import json
 import re
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
+from irbandits.errors import Unauthorized
 from irbandits.service.auth import bearer_token, require_admin
 from irbandits.service.credentials import token_hash
 from irbandits.service.experiment_runtime import Experiments, check_experiment
@@ -87,8 +88,7 @@ def allowed(state, authorization: str) -> int | None:
         return None
     eid = state.experiments.clients.get(digest)
     if eid is None:
-        raise HTTPException(401, "unknown token: use the organiser token or this experiment's client token",
-                            headers={"WWW-Authenticate": "Bearer"})
+        raise Unauthorized("unknown token: use the organiser token or this experiment's client token")
     return eid
 
 

@@ -15,10 +15,11 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import HTTPException, Request
+from fastapi import Request
 from sqlalchemy import bindparam, event, select
 from sqlalchemy.engine import Engine
 
+from irbandits.errors import Forbidden, Unauthorized
 from irbandits.service.credentials import token_hash
 from irbandits.service.guard import MISSING, bearer_of
 from irbandits.service.models import Assessor
@@ -96,7 +97,7 @@ def bearer_token(authorization: str) -> str:
     """The token of an ``Authorization`` header's value; 401 when it names none."""
     token = bearer_of(authorization)
     if token is None:
-        raise HTTPException(401, MISSING, headers={"WWW-Authenticate": "Bearer"})
+        raise Unauthorized(MISSING)
     return token
 
 
@@ -106,7 +107,7 @@ def _assessor(request: Request, token: str) -> Assessed | None:
     if row is None or not hmac.compare_digest(row.token_hash, digest):
         return None
     if row.revoked:
-        raise HTTPException(401, "this assessor token is revoked", headers={"WWW-Authenticate": "Bearer"})
+        raise Unauthorized("this assessor token is revoked")
     return Assessed(row.id, row.campaign_id, row.name)
 
 
@@ -120,8 +121,8 @@ def require_admin(request: Request) -> None:
     if _is_admin(request, token):
         return
     if _assessor(request, token) is not None:
-        raise HTTPException(403, "this endpoint needs the organiser token")
-    raise HTTPException(401, "unknown token", headers={"WWW-Authenticate": "Bearer"})
+        raise Forbidden("this endpoint needs the organiser token")
+    raise Unauthorized("unknown token")
 
 
 def require_assessor(request: Request) -> Assessed:
@@ -131,5 +132,5 @@ def require_assessor(request: Request) -> Assessed:
     if who is not None:
         return who
     if _is_admin(request, token):
-        raise HTTPException(403, "this endpoint needs an assessor token")
-    raise HTTPException(401, "unknown token", headers={"WWW-Authenticate": "Bearer"})
+        raise Forbidden("this endpoint needs an assessor token")
+    raise Unauthorized("unknown token")

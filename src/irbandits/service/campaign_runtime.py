@@ -117,25 +117,23 @@ class CampaignRuntime:
         if lease is not None and self.mine.get(lease.assessor) == lease.id:
             del self.mine[lease.assessor]
         key = self.judge.key(j.topic, j.left, j.right)
-        s = self.signals.setdefault(j.assessor_id, Signals())
-        s.answers += 1
+        self._count(j, key, 1)
         if issued_at is not None:
-            s.seconds.append(j.created_at - issued_at)
-        if j.right is not None:
-            s.left += j.winner == j.left
-            if j.kind == "test":
-                s.tests += 1
-                s.correct += j.winner == self.test_answer.get(key)
-            elif j.kind == "repeat":
-                s.repeats += 1
-                s.consistent += j.winner == getattr(self.own[j.assessor_id].get(key), "winner", None)
-            if j.kind != "repeat":
-                self.votes.add(key, j.assessor_id, j.winner, self.signals)
+            self.signals[j.assessor_id].seconds.append(j.created_at - issued_at)
         self.last[j.assessor_id] = j
         if j.kind == "answer":
             self.seen[j.assessor_id].add(key)
             self.own[j.assessor_id][key] = j
             self._feed(j)
+
+    def _count(self, j, key: tuple, sign: int) -> None:
+        """Add (1) or take back (-1) ``j``'s share of its assessor's signals and of its pair's votes."""
+        expected = (self.test_answer.get(key) if j.kind == "test"
+                    else getattr(self.own[j.assessor_id].get(key), "winner", None))
+        self.signals.setdefault(j.assessor_id, Signals()).count(j.kind, j.right is not None, j.winner == j.left,
+                                                                j.winner == expected, sign)
+        if j.right is not None and j.kind != "repeat":
+            (self.votes.add if sign > 0 else self.votes.remove)(key, j.assessor_id, j.winner, self.signals)
 
     def _feed(self, j) -> None:
         """Feed a target answer to the process, unless its assessor is flagged or it was retracted."""
@@ -171,18 +169,7 @@ class CampaignRuntime:
         self.retracted.add(j.id)
         fed = j.kind == "answer" and j.assessor_id not in self.flagged
         key = self.judge.key(j.topic, j.left, j.right)
-        s = self.signals[j.assessor_id]
-        s.answers -= 1
-        if j.right is not None:
-            s.left -= j.winner == j.left
-            if j.kind == "test":
-                s.tests -= 1
-                s.correct -= j.winner == self.test_answer.get(key)
-            elif j.kind == "repeat":
-                s.repeats -= 1
-                s.consistent -= j.winner == getattr(self.own[j.assessor_id].get(key), "winner", None)
-            if j.kind != "repeat":
-                self.votes.remove(key, j.assessor_id, j.winner, self.signals)
+        self._count(j, key, -1)
         if j.kind == "answer":
             self.seen[j.assessor_id].discard(key)
             self.own[j.assessor_id].pop(key, None)

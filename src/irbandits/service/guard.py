@@ -27,7 +27,7 @@ import re
 import time
 from collections import OrderedDict
 
-from irbandits.errors import Conflict, IrbanditsError, NotFound, Unauthorized, Unavailable
+from irbandits.errors import Conflict, Forbidden, IrbanditsError, NotFound, Unauthorized, Unavailable
 from irbandits.service.credentials import token_hash
 from irbandits.service.websession import cookie_nonce
 
@@ -74,7 +74,7 @@ def detail(message) -> bytes:
 
 WWW_AUTHENTICATE = (b"www-authenticate", b"Bearer")
 MISSING = "missing bearer token (Authorization: Bearer TOKEN)"
-STATUS = {NotFound: 404, Conflict: 409, Unauthorized: 401, Unavailable: 503, IrbanditsError: 422}
+STATUS = {NotFound: 404, Conflict: 409, Unauthorized: 401, Forbidden: 403, Unavailable: 503, IrbanditsError: 422}
 
 
 def refusal(exc: IrbanditsError) -> tuple[int, bytes, list]:

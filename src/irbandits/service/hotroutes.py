@@ -7,8 +7,8 @@ pattern with one numeric group and a handler, e.g. :data:`irbandits.service.api_
 does what the app's exception handlers would do for it, once:
 
 - the handler ``handler(app state, id, Authorization header, body) -> (status, JSON bytes)``;
-- refusals as the app answers them: ``HTTPException`` with its status and headers, a domain error
-  (:class:`irbandits.errors.IrbanditsError` and its subclasses) by the one table of
+- refusals as the app answers them: a domain error (:class:`irbandits.errors.IrbanditsError` and its
+  subclasses) by the one table of
   :func:`irbandits.service.guard.refusal`, ``RequestValidationError`` as 422, each with the body
   ``{"detail": "..."}``; any other error is left to the server-error middleware around it (500).
 
@@ -20,7 +20,6 @@ unchanged.
 from __future__ import annotations
 
 from fastapi.exceptions import RequestValidationError
-from starlette.exceptions import HTTPException
 
 from irbandits.errors import IrbanditsError
 from irbandits.service.guard import detail, header, json_answer, read_body, refusal, validation_message
@@ -44,9 +43,6 @@ class HotRoutes:
         body, headers = await read_body(scope, receive, 1 << 62), []   # the guard held it to its limit
         try:
             status, payload = await handler(scope["app"].state, key, header(scope, b"authorization"), body)
-        except HTTPException as exc:
-            status, payload = exc.status_code, detail(exc.detail)
-            headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (exc.headers or {}).items()]
         except IrbanditsError as exc:
             status, payload, headers = refusal(exc)
         except RequestValidationError as exc:

@@ -62,6 +62,19 @@ class Signals:
     compared: int = 0
     seconds: list[float] = field(default_factory=list)
 
+    def count(self, kind: str, paired: bool, left: bool, expected: bool, sign: int = 1) -> None:
+        """Add (``sign`` 1) or take back (-1) one answer of ``kind``: on a pair, whether it chose the
+        left item and whether it gave the expected answer (a test's known one, a repeat's earlier one)."""
+        self.answers += sign
+        if paired:
+            self.left += sign * left
+            if kind == "test":
+                self.tests += sign
+                self.correct += sign * expected
+            elif kind == "repeat":
+                self.repeats += sign
+                self.consistent += sign * expected
+
     def as_json(self) -> dict[str, Any]:
         rate = (lambda k, n: round(k / n, 4) if n else None)
         return dict(accuracy=rate(self.correct, self.tests), tests=self.tests,
