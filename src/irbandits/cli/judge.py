@@ -30,6 +30,17 @@ def _load(state: Path):
     return TopKProcess.load(check_file(state, "--state"))
 
 
+def _new_pools(qrels: Path, state: Path, force: bool, minimum: int) -> dict[str, list[str]]:
+    """The judging pools of ``qrels`` for a new state file (one that exists is kept, unless ``force``)."""
+    from irbandits.io import read_qrels
+    from irbandits.judging.pools import grade_pools
+
+    if check_output(state, "--state").exists() and not force:
+        raise IrbanditsError(f"{state} exists; use --force to start over")
+    with reading(qrels, "QRELS") as path:
+        return grade_pools(read_qrels(path), minimum)
+
+
 @app.command()
 def init(
     qrels: Path = typer.Argument(..., help="graded qrels (topic iteration docno grade); - is standard input"),
@@ -46,18 +57,14 @@ def init(
     force: bool = typer.Option(False, help="overwrite an existing state file"),
 ) -> None:
     """Build judging pools from graded qrels and start the process."""
-    from irbandits.io import read_qrels
     from irbandits.judging.duplicates import find_duplicates, read_texts
     from irbandits.judging.duplicates import merge_duplicates as merge
-    from irbandits.judging.pools import grade_pools, pool_sizes
+    from irbandits.judging.pools import pool_sizes
     from irbandits.judging.topk import TopKProcess
 
-    if check_output(state, "--state").exists() and not force:
-        raise IrbanditsError(f"{state} exists; use --force to start over")
     if merge_duplicates and texts is None:
         raise IrbanditsError("--merge-duplicates needs --texts")
-    with reading(qrels, "QRELS") as path:
-        pools = grade_pools(read_qrels(path), minimum)
+    pools = _new_pools(qrels, state, force, minimum)
     aliases = None
     if texts is not None:
         groups = find_duplicates(pools, read_texts(check_file(texts, "--texts")))
@@ -238,19 +245,14 @@ def run(
     """Run the whole judging loop with a Python callable as the assessor (a language-model judge, a
     simulated assessor): init, then requests -> answers until every topic is done; the state file is
     saved after each round, as `judge add` would."""
-    from irbandits.io import read_qrels
     from irbandits.judging.assessors import ask, load_assessor
     from irbandits.judging.duplicates import read_texts
-    from irbandits.judging.pools import grade_pools
     from irbandits.judging.topk import TopKProcess
 
-    if check_output(state, "--state").exists() and not force:
-        raise IrbanditsError(f"{state} exists; use --force to start over")
     judge = load_assessor(assessor)
     query_of = read_texts(check_file(queries, "--queries"), key="topic")
     text_of = read_texts(check_file(texts, "--texts"))
-    with reading(qrels, "QRELS") as path:
-        pools = grade_pools(read_qrels(path), minimum)
+    pools = _new_pools(qrels, state, force, minimum)
     for topic, items in pools.items():
         if items and topic not in query_of:
             raise IrbanditsError(f"{queries}: no query for topic {topic}")
