@@ -1,4 +1,4 @@
-"""Tasks per second of `irbandits experiment run`'s task machinery with 1, 2, 4, ... workers, and the
+"""Tasks per second of `irbandits sweep run`'s task machinery with 1, 2, 4, ... workers, and the
 parallel efficiency.
 
     python benchmarks/scaling.py                         # local processes, 1 and 2 workers (more if the cores exist)
@@ -20,9 +20,9 @@ import os
 import time
 
 from irbandits.dueling import parse_spec
-from irbandits.experiments.run import run_task
-from irbandits.experiments.spec import Task
 from irbandits.problems import get_problem
+from irbandits.sweeps.run import run_task
+from irbandits.sweeps.spec import Task
 from irbandits.tasks import Done, run_tasks
 
 

@@ -66,8 +66,8 @@ def layout_problems(graph: dict[str, set[str]]) -> list[str]:
 
 def test_cli_package_has_no_cycle_and_commands_import_only_common():
     graph = cli_imports(CLI)
-    assert {"__init__", "common", "simulate", "clicks", "evaluate", "judge", "pool", "reproduce"} <= set(graph)
-    assert graph["__init__"] >= {"simulate", "clicks", "evaluate", "judge", "pool", "reproduce"}
+    assert {"__init__", "common", "simulate", "clicks", "evaluate", "judge", "pool", "reproduce", "sweep"} <= set(graph)
+    assert graph["__init__"] >= {"simulate", "clicks", "evaluate", "judge", "pool", "reproduce", "sweep"}
     assert layout_problems(graph) == []
 
 

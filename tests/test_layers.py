@@ -15,7 +15,7 @@ LAYERS = {
     0: {"errors", "rng", "params", "tasks", "io"},
     1: {"problems", "synthetic", "dueling", "simulate", "clicks", "judging", "pooling", "measures", "oltr",
         "plots", "data"},
-    2: {"experiments", "studies", "service", "client"},
+    2: {"sweeps", "studies", "service", "client"},
     3: {"cli", "__main__"},
 }
 LAYER = {part: layer for layer, parts in LAYERS.items() for part in parts}

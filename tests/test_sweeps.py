@@ -1,4 +1,5 @@
-"""Experiment specs, the resumable result store, Ctrl-C and resume, the report, a Ray cluster."""
+"""Sweep specs, the resumable result store, Ctrl-C and resume, the report, a Ray cluster; and the old
+names of sweeps (the `experiment` command group, the [experiment] table, experiment.json) still read."""
 
 from __future__ import annotations
 
@@ -15,13 +16,13 @@ import pandas as pd
 import pytest
 
 from irbandits.errors import IrbanditsError
-from irbandits.experiments import ResultStore, load_spec, run_experiment
-from irbandits.experiments.store import WALL_TIME
+from irbandits.sweeps import ResultStore, load_spec, run_sweep
+from irbandits.sweeps.store import WALL_TIME
 from irbandits.tasks import HOLD_AFTER
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 SPEC = """
-[experiment]
+[sweep]
 name = "small"
 problems = ["arxiv"]
 horizon = 500000
@@ -44,7 +45,7 @@ def write_spec(folder: Path, text: str = SPEC, name: str = "spec.toml") -> Path:
 def reference(tmp_path_factory) -> pd.DataFrame:
     """The small grid run in this process by the local backend (shared with the Ray tests)."""
     folder = tmp_path_factory.mktemp("reference")
-    return run_experiment(load_spec(write_spec(folder)), folder / "out", progress=False)
+    return run_sweep(load_spec(write_spec(folder)), folder / "out", progress=False)
 
 
 # the interrupted runs' grid: tasks long enough (~2 s each on a quiet machine) that a run cannot finish them all between
@@ -56,7 +57,7 @@ LONG_SPEC = SPEC.replace("horizon = 500000", "horizon = 12000000")
 def long_reference(tmp_path_factory) -> pd.DataFrame:
     """:data:`LONG_SPEC` run in this process by the local backend."""
     folder = tmp_path_factory.mktemp("long-reference")
-    return run_experiment(load_spec(write_spec(folder, LONG_SPEC)), folder / "out", progress=False)
+    return run_sweep(load_spec(write_spec(folder, LONG_SPEC)), folder / "out", progress=False)
 
 
 def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> None:
@@ -115,11 +116,11 @@ def test_matrix_files_are_relative_to_the_spec(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    (("horizon = 500000", "horizon = -3"), "experiment.horizon: must be a whole number >= 1, got -3"),
-    (("runs = 6", "runs = 2.5"), "experiment.runs: must be a whole number >= 1, got 2.5"),
-    (("seed = 3", "sed = 3"), "experiment.sed: unknown key"),
-    (('["arxiv"]', '["arxiv", "nowhere.txt"]'), "experiment.problems[1]: 'nowhere.txt' is neither a named problem"),
-    (('["arxiv"]', '[]'), "experiment.problems: must be a non-empty list"),
+    (("horizon = 500000", "horizon = -3"), "sweep.horizon: must be a whole number >= 1, got -3"),
+    (("runs = 6", "runs = 2.5"), "sweep.runs: must be a whole number >= 1, got 2.5"),
+    (("seed = 3", "sed = 3"), "sweep.sed: unknown key"),
+    (('["arxiv"]', '["arxiv", "nowhere.txt"]'), "sweep.problems[1]: 'nowhere.txt' is neither a named problem"),
+    (('["arxiv"]', '[]'), "sweep.problems: must be a non-empty list"),
     (('name = "RUCB"', 'name = "RUBC"'), "algorithms[0] (RUBC:alpha=0.51): unknown algorithm 'RUBC'"),
     (("alpha = [0.51, 1.0]", "alpah = [0.51]"), "RUCB: unknown parameter 'alpah'"),
     (("alpha = [0.51, 1.0]", 'alpha = ["big"]'), "algorithms[0] (RUCB:alpha=big): RUCB: parameter alpha must be float"),
@@ -137,16 +138,16 @@ def test_spec_errors_name_file_key_and_problem(tmp_path, change, message):
 
 def test_a_bad_matrix_file_names_the_key_and_the_line(tmp_path):
     (tmp_path / "bad.txt").write_text("0.5 0.7\n0.2 0.5\n")
-    with pytest.raises(IrbanditsError, match=r"experiment.problems\[1\]: .*bad.txt"):
+    with pytest.raises(IrbanditsError, match=r"sweep.problems\[1\]: .*bad.txt"):
         load_spec(write_spec(tmp_path, SPEC.replace('["arxiv"]', '["arxiv", "bad.txt"]')))
 
 
 def test_cli_spec_error_is_one_line(tmp_path):
     path = write_spec(tmp_path, SPEC.replace("runs = 6", "runs = 0"))
-    proc = cli("experiment", "run", str(path), "--out", str(tmp_path / "out"))
+    proc = cli("sweep", "run", str(path), "--out", str(tmp_path / "out"))
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 2
-    assert err.strip() == f"error: {path}: experiment.runs: must be a whole number >= 1, got 0"
+    assert err.strip() == f"error: {path}: sweep.runs: must be a whole number >= 1, got 0"
 
 
 # ----- the store ------------------------------------------------------------------------------
@@ -174,7 +175,7 @@ def test_ctrl_c_during_a_batch_write_comes_after_it_with_other_threads_running()
     handler defers it whatever thread the kernel hands it to."""
     import threading
 
-    from irbandits.experiments.store import whole_block
+    from irbandits.sweeps.store import whole_block
 
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
@@ -192,7 +193,7 @@ def test_ctrl_c_during_a_batch_write_comes_after_it_with_other_threads_running()
     assert written
 
 
-def test_experiment_rows_equal_simulate_with_the_same_seed(reference):
+def test_sweep_rows_equal_simulate_with_the_same_seed(reference):
     from irbandits.problems import get_problem
     from irbandits.simulate import simulate
 
@@ -207,7 +208,7 @@ def test_experiment_rows_equal_simulate_with_the_same_seed(reference):
 def test_sigint_then_resume_gives_the_identical_store(tmp_path, long_reference):
     """The task runner's test hook holds the run once one task is in; SIGINT then stops the workers."""
     spec, out = write_spec(tmp_path, LONG_SPEC), tmp_path / "out"
-    proc = cli("experiment", "run", str(spec), "--out", str(out), "--workers", "2", env={**cli_env(), HOLD_AFTER: "1"})
+    proc = cli("sweep", "run", str(spec), "--out", str(out), "--workers", "2", env={**cli_env(), HOLD_AFTER: "1"})
     deadline = time.monotonic() + 600
     while not index_lines(out) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -217,7 +218,7 @@ def test_sigint_then_resume_gives_the_identical_store(tmp_path, long_reference):
     assert proc.returncode == 130, err
     assert len(index_lines(out)) == 1 and f"interrupted: 1 of 12 tasks finished and kept in {out}" in err
     assert not (out / "results.parquet").exists()
-    resumed = cli("experiment", "run", str(spec), "--out", str(out), "--workers", "1")
+    resumed = cli("sweep", "run", str(spec), "--out", str(out), "--workers", "1")
     text, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, err
     assert len(index_lines(out)) == 12 and len({e["key"] for e in index_lines(out)}) == 12
@@ -227,7 +228,7 @@ def test_sigint_then_resume_gives_the_identical_store(tmp_path, long_reference):
 # ----- the report ------------------------------------------------------------------------------
 
 def test_report_draws_every_problem_and_marks_the_best_grid_setting(tmp_path, reference):
-    from irbandits.experiments.report import report
+    from irbandits.sweeps.report import report
 
     spec = load_spec(write_spec(tmp_path))
     store = ResultStore(tmp_path / "out", spec)
@@ -243,6 +244,137 @@ def test_report_draws_every_problem_and_marks_the_best_grid_setting(tmp_path, re
     assert params == ["alpha"] and dict(zip(cells.algorithm, cells.regret_mean)) == pytest.approx(final.to_dict())
     summary = pd.read_csv(tmp_path / "out" / "report" / "arxiv" / "summary.csv")
     assert list(summary.runs) == [6, 6] and page["finished"] == page["expected"] == 12
+
+
+# ----- the old names of sweeps, still read for one release ---------------------------------------
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_hidden_experiment_group_runs_like_sweep_and_is_not_listed(tmp_path):
+    """`irbandits experiment run|report`, the old name of `irbandits sweep run|report`, gives the same
+    results table and report, with a note; `irbandits --help` lists `sweep` and not `experiment`."""
+    spec = write_spec(tmp_path, SPEC.replace("horizon = 500000", "horizon = 20000").replace("runs = 6", "runs = 2"))
+    stores, said = {}, {}
+    for group in ("sweep", "experiment"):
+        out = stores[group] = tmp_path / group
+        proc = cli(group, "run", str(spec), "--out", str(out))
+        text, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        said[group] = one_line(text).replace(str(out), "OUT"), one_line(err)
+        proc = cli(group, "report", str(out))
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        said[group + " report"] = one_line(err)
+    rows = pd.read_parquet(stores["sweep"] / "results.parquet")
+    same_rows(pd.read_parquet(stores["experiment"] / "results.parquet"), rows)
+    assert set(zip(rows.algorithm, rows.run)) == {(a, r) for a in ("RUCB:alpha=0.51", "RUCB:alpha=1.0") for r in (0, 1)}
+    new, old = said["sweep"][0], said["experiment"][0]
+    assert new.partition(" in OUT/results.parquet (")[0] == old.partition(" in OUT/results.parquet (")[0]
+    assert f"4 tasks, {len(rows)} rows" in new and old.endswith("this time); `irbandits sweep report OUT` draws them")
+    assert "note:" not in said["sweep"][1] + said["sweep report"]
+    assert "note: `irbandits experiment run` is now `irbandits sweep run`" in said["experiment"][1]
+    assert "note: `irbandits experiment report` is now `irbandits sweep report`" in said["experiment report"]
+    summaries = [pd.read_csv(stores[g] / "report" / "arxiv" / "summary.csv").drop(columns=["seconds_per_run",
+                                                                                          "steps_per_s"])
+                 for g in ("sweep", "experiment")]  # less the wall times
+    pd.testing.assert_frame_equal(*summaries)
+
+    import typer
+
+    from irbandits.cli import app
+
+    root = typer.main.get_command(app)
+    ctx = root.context_class(root, info_name="irbandits")
+    assert root.get_command(ctx, "experiment").hidden and not root.get_command(ctx, "sweep").hidden
+    proc = cli("--help")
+    text, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    listed = [line.strip("│ ").split(" ")[0] for line in text.splitlines() if line.startswith("│ ")]
+    assert "sweep" in listed and "experiment-replay" in listed and "experiment" not in listed
+
+
+def test_an_old_experiment_table_still_loads_and_errors_name_the_table_written(tmp_path):
+    old_text = SPEC.replace("[sweep]", "[experiment]")
+    old, new = load_spec(write_spec(tmp_path, old_text, "old.toml")), load_spec(write_spec(tmp_path))
+    assert (old.table, new.table) == ("experiment", "sweep")
+    assert old.tasks() == new.tasks() and old.describe() == new.describe()
+    for text, table in ((SPEC, "sweep"), (old_text, "experiment")):
+        path = write_spec(tmp_path, text.replace("horizon = 500000\n", ""), f"{table}-no-horizon.toml")
+        with pytest.raises(IrbanditsError) as err:
+            load_spec(path)
+        assert str(err.value) == f"{path}: {table}.horizon: missing"
+    path = write_spec(tmp_path, '[[algorithms]]\nname = "RUCB"\n', "none.toml")
+    with pytest.raises(IrbanditsError) as err:
+        load_spec(path)
+    assert str(err.value) == f"{path}: sweep: missing table [sweep] (problems, horizon, runs, seed)"
+
+
+def test_a_spec_with_both_tables_is_refused_with_one_clear_line(tmp_path):
+    both = write_spec(tmp_path, SPEC + '\n[experiment]\nname = "small"\nhorizon = 1000\n', "both.toml")
+    message = (f"{both}: experiment: a spec has one [sweep] table, and [experiment] is its old name; move its keys "
+               "into [sweep] and remove [experiment]")
+    with pytest.raises(IrbanditsError) as err:
+        load_spec(both)
+    assert str(err.value) == message
+    proc = cli("sweep", "run", str(both), "--out", str(tmp_path / "out"))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and err.strip() == f"error: {message}"
+    assert not (tmp_path / "out").exists()
+    # the old table alone runs, with a note naming the new one
+    old = write_spec(tmp_path, SPEC.replace("[sweep]", "[experiment]").replace("horizon = 500000", "horizon = 1000")
+                     .replace("runs = 6", "runs = 1"), "old.toml")
+    proc = cli("sweep", "run", str(old), "--out", str(tmp_path / "old-out"))
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert f"note: {old}: the table [experiment] is now [sweep]" in one_line(err)
+    rows = pd.read_parquet(tmp_path / "old-out" / "results.parquet")
+    assert set(zip(rows.algorithm, rows.run)) == {("RUCB:alpha=0.51", 0), ("RUCB:alpha=1.0", 0)}
+    assert rows.step.max() == 1000
+
+
+def test_a_store_with_an_old_experiment_json_resumes_without_redoing_tasks_and_is_reported(tmp_path, reference):
+    """A store an older irbandits left (its expanded spec in experiment.json): read as it is by the report
+    and by the check of its seed, horizon and matrices; renamed to sweep.json when resumed."""
+    from irbandits.sweeps.report import report
+
+    spec, out = load_spec(write_spec(tmp_path)), tmp_path / "out"
+    store = ResultStore(out, spec)
+    kept = reference[reference.run < 2].assign(run_seconds=123.0)  # marked: a task run again would not carry it
+    for (algorithm, run), rows in kept.groupby(["algorithm", "run"]):
+        store.add([(f"arxiv|{algorithm}|{run}", rows, 0.1, "before:1")])
+    (out / "sweep.json").rename(out / "experiment.json")
+    before = index_lines(out)
+    assert len(before) == 4
+
+    pages = report(out)  # reading leaves the old store as it is
+    assert [(p["problem"], p["finished"], p["expected"]) for p in pages] == [("arxiv", 4, 12)]
+    assert (out / "experiment.json").is_file() and not (out / "sweep.json").exists()
+    other = load_spec(write_spec(tmp_path, SPEC.replace("seed = 3", "seed = 4"), "other.toml"))
+    with pytest.raises(IrbanditsError, match="holds results made with seed 3, not 4; use --force"):
+        run_sweep(other, out, progress=False)
+    assert (out / "experiment.json").is_file() and not (out / "sweep.json").exists()
+
+    table = run_sweep(spec, out, progress=False)
+    assert (out / "sweep.json").is_file() and not (out / "experiment.json").exists()
+    assert json.loads((out / "sweep.json").read_text()) == json.loads(json.dumps(spec.describe()))
+    after = index_lines(out)
+    assert after[:4] == before and len(after) == 12 and len({e["key"] for e in after}) == 12
+    assert not [e for e in after[4:] if e["worker"] == "before:1" or e["key"] in {b["key"] for b in before}]
+    same_rows(table, reference)
+    assert (table[table.run < 2].run_seconds == 123.0).all() and (table[table.run >= 2].run_seconds != 123.0).all()
+    pages = report(out)
+    assert [(p["problem"], p["finished"], p["expected"]) for p in pages] == [("arxiv", 12, 12)]
+    assert all(Path(f).is_file() for f in pages[0]["files"])
+
+
+def test_report_on_a_folder_that_is_no_store_says_so(tmp_path):
+    from irbandits.sweeps.report import report
+
+    with pytest.raises(IrbanditsError) as err:
+        report(tmp_path)
+    assert str(err.value) == f"{tmp_path}: not a sweep result store (no sweep.json; see `irbandits sweep run`)"
 
 
 # ----- a real Ray cluster on loopback ----------------------------------------------------------
@@ -303,7 +435,7 @@ def cluster(tmp_path_factory):
 def test_ray_cluster_survives_a_killed_worker_node_with_identical_rows(tmp_path, cluster, long_reference):
     address, env, worker_node = cluster
     spec, out = write_spec(tmp_path, LONG_SPEC), tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "irbandits.cli", "experiment", "run", str(spec), "--out", str(out),
+    proc = subprocess.Popen([sys.executable, "-m", "irbandits.cli", "sweep", "run", str(spec), "--out", str(out),
                              "--backend", "ray", "--address", address], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     node_pids = set(_marked("IRBANDITS_TEST_RAY_NODE", worker_node))

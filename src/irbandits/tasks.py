@@ -1,6 +1,6 @@
 """Run independent tasks on local processes or a Ray cluster, with a progress bar (done, failed, ETA).
 
-:func:`run_tasks` is the one task runner of the heavy jobs (``simulate``, experiments, ``matrix``,
+:func:`run_tasks` is the one task runner of the heavy jobs (``simulate``, sweeps, ``matrix``,
 ``reproduce judging-study``, ``pool simulate``): ``fn(context, task)`` for every task, ``context``
 shipped once per worker (Ray: once to the object store). It yields each outcome as it finishes,
 in finishing order; callers key results by the task, never by that order, so results do not depend

@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from irbandits.cli import clicks, evaluate, experiment_replay, experiments, judge, pool, reproduce, serve, simulate
+from irbandits.cli import clicks, evaluate, experiment_replay, judge, pool, reproduce, serve, simulate, sweep
 from irbandits.cli.common import print_error
 from irbandits.errors import IrbanditsError
 
@@ -41,7 +41,8 @@ app.command()(clicks.matrix)
 app.add_typer(judge.app, name="judge")
 app.command()(serve.serve)
 app.command("experiment-replay")(experiment_replay.experiment_replay)
-app.add_typer(experiments.app, name="experiment")
+app.add_typer(sweep.app, name="sweep")
+app.add_typer(sweep.app, name=sweep.OLD_NAME, hidden=True)  # the old name of `sweep`, for one release
 app.command("interleaving-report")(clicks.interleaving_report)
 app.add_typer(clicks.fit_app, name="clicks")
 

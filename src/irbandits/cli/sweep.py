@@ -1,5 +1,7 @@
-"""``irbandits experiment run|report``: experiment specs run on local processes or a Ray cluster.
+"""``irbandits sweep run|report``: sweep specs (TOML grids of simulations) run on local processes or a
+Ray cluster.
 
+``irbandits experiment run|report``, the group's old name, is kept as a hidden alias (for one release).
 (``irbandits experiment-replay``, the online-experiments service replay, lives in
 :mod:`irbandits.cli.experiment_replay`.)"""
 
@@ -24,16 +26,28 @@ from irbandits.cli.common import (
 )
 from irbandits.tasks import check_backend
 
-app = typer.Typer(no_args_is_help=True, help="Experiment specs (TOML) run on local processes or a Ray cluster, "
-                  "into a resumable result store.")
+app = typer.Typer(no_args_is_help=True, help="Sweeps: grids of simulations in a TOML spec, run on local processes "
+                  "or a Ray cluster into a resumable result store.")
+OLD_NAME = "experiment"  # the group's old name, registered as a hidden alias (for one release)
 
 WORKERS = typer.Option(1, min=1, help="local worker processes, or the CPUs of a local Ray runtime "
                        "(ignored with --address: the cluster's CPUs are used)")
 
 
+def _note_old_names(ctx: typer.Context, spec=None) -> None:
+    """One line on standard error for each old name used: the command group's, the spec's table."""
+    if ctx.parent is not None and ctx.parent.info_name == OLD_NAME:
+        typer.echo(f"note: `irbandits {OLD_NAME} {ctx.info_name}` is now `irbandits sweep {ctx.info_name}`; "
+                   "the old name goes in a later release", err=True)
+    if spec is not None and spec.table != "sweep":
+        typer.echo(f"note: {spec.path}: the table [{spec.table}] is now [sweep]; the old name goes in a later "
+                   "release", err=True)
+
+
 @app.command()
 def run(
-    spec: Path = typer.Argument(..., help="experiment spec (TOML)"),
+    ctx: typer.Context,
+    spec: Path = typer.Argument(..., help="sweep spec (TOML)"),
     out: Path = typer.Option(..., help="result store directory; the same command resumes there"),
     backend: str = BACKEND,
     workers: int = WORKERS,
@@ -42,11 +56,12 @@ def run(
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Run every (problem, algorithm setting, run) of SPEC not yet in --out, streaming results there."""
-    from irbandits.experiments import TasksFailed, load_spec, run_experiment
+    from irbandits.sweeps import TasksFailed, load_spec, run_sweep
     from irbandits.tasks import Interrupted
 
     check_backend(backend, workers, address)
     spec_ = load_spec(check_file(spec, "SPEC"))
+    _note_old_names(ctx, spec_)
     check_output(out, "--out", directory=True)
     tasks = len(spec_.tasks())
     where = f"Ray cluster {address}" if address else (f"a local Ray runtime of {workers} CPUs" if backend == "ray"
@@ -56,8 +71,8 @@ def run(
                   markup=False)
     start = time.perf_counter()
     try:
-        table = run_experiment(spec_, out, backend=backend, workers=workers, address=address,
-                               progress=progress and sys.stderr.isatty(), force=force)
+        table = run_sweep(spec_, out, backend=backend, workers=workers, address=address,
+                          progress=progress and sys.stderr.isatty(), force=force)
     except Interrupted as stop:
         typer.echo(f"interrupted: {stop.kept} of {stop.total} tasks finished and kept in {out}; "
                    "run the same command again to resume", err=True)
@@ -66,15 +81,18 @@ def run(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     console.print(f"{tasks:,} tasks, {len(table):,} rows in {out / 'results.parquet'} ({time.perf_counter() - start:.1f} s "
-                  f"this time); `irbandits experiment report {out}` draws them", markup=False)
+                  f"this time); `irbandits sweep report {out}` draws them", markup=False)
 
 
 @app.command()
 def report(
-    out: Path = typer.Argument(..., help="result store of `irbandits experiment run`"),
+    ctx: typer.Context,
+    out: Path = typer.Argument(..., help="result store of `irbandits sweep run`"),
 ) -> None:
     """Per problem: regret and accuracy figures, a summary table, and a heat map of final regret per grid."""
-    from irbandits.experiments.report import report as make_report
+    from irbandits.sweeps.report import report as make_report
+
+    _note_old_names(ctx)
 
     check_dir(out, "DIR")
     check_output(out, "DIR", directory=True)

@@ -1,4 +1,4 @@
-"""Figures and tables of an experiment's result store, per problem: the regret and accuracy figures
+"""Figures and tables of a sweep's result store, per problem: the regret and accuracy figures
 and summary table of ``irbandits simulate``, and a heat map of final regret over every grid."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from irbandits.errors import IrbanditsError
-from irbandits.experiments.store import read_rows
+from irbandits.sweeps.store import META, meta_file, read_rows
 
 
 def _safe(name: str) -> str:
@@ -20,9 +20,9 @@ def _safe(name: str) -> str:
 def load_results(out: str | Path) -> tuple[dict, pd.DataFrame]:
     """The expanded spec and every finished row of the store ``out``."""
     out = Path(out)
-    meta = out / "experiment.json"
-    if not meta.is_file():
-        raise IrbanditsError(f"{out}: not an experiment result store (no experiment.json; see `irbandits experiment run`)")
+    meta = meta_file(out)  # sweep.json, or experiment.json in a store made before sweeps had their name
+    if meta is None:
+        raise IrbanditsError(f"{out}: not a sweep result store (no {META}; see `irbandits sweep run`)")
     described = json.loads(meta.read_text())
     rows = pd.read_parquet(out / "results.parquet") if (out / "results.parquet").is_file() else read_rows(out, described)
     return described, rows

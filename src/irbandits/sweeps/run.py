@@ -1,8 +1,8 @@
-"""Run an experiment spec's tasks on a backend, streaming them into its result store.
+"""Run a sweep spec's tasks on a backend, streaming them into its result store.
 
 Run r of every algorithm on every problem is seeded by ``SeedSequence(seed, spawn_key=(r,))``:
 from the spec's seed and the task's key alone, never from its place in a queue. That is run r of
-``simulate(seed=seed)`` (see :func:`irbandits.simulate.run_streams`), so an experiment's rows for a
+``simulate(seed=seed)`` (see :func:`irbandits.simulate.run_streams`), so a sweep's rows for a
 problem equal ``irbandits simulate``'s with the same seed, whatever the backend, the number of
 workers and the interruptions (``run_seconds``, a wall time, aside).
 """
@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from irbandits.experiments.spec import ExperimentSpec, Task
-from irbandits.experiments.store import ResultStore
 from irbandits.io import write_parquet
 from irbandits.simulate import simulate_run
+from irbandits.sweeps.spec import SweepSpec, Task
+from irbandits.sweeps.store import ResultStore
 from irbandits.tasks import Done, Interrupted, run_tasks
 
 BATCH_TASKS = 32  # a batch is written when this many tasks have finished ...
@@ -48,8 +48,8 @@ class TasksFailed(RuntimeError):
         self.failures = failures
 
 
-def run_experiment(spec: ExperimentSpec, out: str | Path, backend: str = "local", workers: int = 1,
-                   address: str | None = None, progress: bool = True, force: bool = False) -> pd.DataFrame:
+def run_sweep(spec: SweepSpec, out: str | Path, backend: str = "local", workers: int = 1,
+              address: str | None = None, progress: bool = True, force: bool = False) -> pd.DataFrame:
     """Run the tasks of ``spec`` not yet in the store ``out``; return every row (see :mod:`.store`).
 
     Finished tasks are written in batches as they come, so Ctrl-C (:class:`~irbandits.tasks.Interrupted`), a

@@ -1,11 +1,13 @@
-"""Experiment specs in TOML: problems, algorithms with parameter grids, horizon, runs, seed.
+"""Sweep specs in TOML: a grid of simulations (problems, algorithms with parameter grids, horizon,
+runs, seed), in a ``[sweep]`` table and ``[[algorithms]]`` tables.
 
 A spec expands into one :class:`Task` per (problem, algorithm setting, run). Every mistake is one
-:class:`~irbandits.errors.IrbanditsError` naming the file, the key and the problem.
+:class:`~irbandits.errors.IrbanditsError` naming the file, the key and the problem. ``[experiment]``,
+the table's old name, is still read in its place (:data:`OLD_TABLE`).
 
 >>> import tempfile, pathlib
 >>> text = '''
-... [experiment]
+... [sweep]
 ... name = "demo"
 ... problems = ["arxiv"]
 ... horizon = 1000
@@ -34,7 +36,9 @@ from irbandits.dueling.base import AlgorithmSpec, parse_spec
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix
 
-EXPERIMENT_KEYS = {"name", "problems", "horizon", "runs", "seed"}
+SWEEP_KEYS = {"name", "problems", "horizon", "runs", "seed"}
+TABLE = "sweep"  # the spec's own table
+OLD_TABLE = "experiment"  # the table's old name, still read in its place (for one release)
 ALGORITHM_KEYS = {"name", "params", "grid"}
 
 
@@ -66,8 +70,9 @@ class Setting:
 
 
 @dataclass
-class ExperimentSpec:
-    """A parsed spec: named problems (label -> matrix, in spec order), algorithm settings, horizon, runs, seed."""
+class SweepSpec:
+    """A parsed spec: named problems (label -> matrix, in spec order), algorithm settings, horizon, runs, seed;
+    ``table``: the name its ``[sweep]`` table was given (``"experiment"``: the old name)."""
 
     name: str
     path: Path
@@ -76,6 +81,7 @@ class ExperimentSpec:
     horizon: int
     runs: int
     seed: int = 0
+    table: str = TABLE
 
     @property
     def algorithms(self) -> list[AlgorithmSpec]:
@@ -159,8 +165,8 @@ def _settings(entry: Any, where: str, family: str | None = None) -> list[Setting
     return out
 
 
-def load_spec(path: str | Path) -> ExperimentSpec:
-    """Read and check a TOML experiment spec; matrix files are relative to the spec's folder."""
+def load_spec(path: str | Path) -> SweepSpec:
+    """Read and check a TOML sweep spec; matrix files are relative to the spec's folder."""
     path = Path(path)
     if not path.is_file():
         raise IrbanditsError(f"{path}: no such file" if not path.exists() else f"{path}: is a directory, expected a file")
@@ -172,31 +178,37 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     def fail(key: str, problem: str):
         raise IrbanditsError(f"{path}: {key}: {problem}")
 
-    unknown = sorted(set(doc) - {"experiment", "algorithms"})
+    unknown = sorted(set(doc) - {TABLE, OLD_TABLE, "algorithms"})
     if unknown:
-        fail(unknown[0], "unknown table; a spec has [experiment] and [[algorithms]]")
-    exp = doc.get("experiment")
+        fail(unknown[0], f"unknown table; a spec has [{TABLE}] and [[algorithms]]")
+    if TABLE in doc and OLD_TABLE in doc:
+        fail(OLD_TABLE, f"a spec has one [{TABLE}] table, and [{OLD_TABLE}] is its old name; move its keys into "
+                        f"[{TABLE}] and remove [{OLD_TABLE}]")
+    table = OLD_TABLE if OLD_TABLE in doc else TABLE  # errors name the table as the user wrote it
+    exp = doc.get(table)
+    if exp is None:
+        fail(TABLE, f"missing table [{TABLE}] (problems, horizon, runs, seed)")
     if not isinstance(exp, dict):
-        fail("experiment", "missing table [experiment] (problems, horizon, runs, seed)")
-    unknown = sorted(set(exp) - EXPERIMENT_KEYS)
+        fail(table, f"must be a table [{table}] (problems, horizon, runs, seed), got {exp!r}")
+    unknown = sorted(set(exp) - SWEEP_KEYS)
     if unknown:
-        fail(f"experiment.{unknown[0]}", f"unknown key; keys: {', '.join(sorted(EXPERIMENT_KEYS))}")
+        fail(f"{table}.{unknown[0]}", f"unknown key; keys: {', '.join(sorted(SWEEP_KEYS))}")
     for key in ("problems", "horizon", "runs"):
         if key not in exp:
-            fail(f"experiment.{key}", "missing")
+            fail(f"{table}.{key}", "missing")
     try:
-        horizon = _whole(exp["horizon"], "experiment.horizon", 1)
-        runs = _whole(exp["runs"], "experiment.runs", 1)
-        seed = _whole(exp.get("seed", 0), "experiment.seed", 0)
+        horizon = _whole(exp["horizon"], f"{table}.horizon", 1)
+        runs = _whole(exp["runs"], f"{table}.runs", 1)
+        seed = _whole(exp.get("seed", 0), f"{table}.seed", 0)
         names = exp["problems"]
         if not isinstance(names, list) or not names:
-            raise IrbanditsError(f"experiment.problems: must be a non-empty list of problem names or matrix files, "
+            raise IrbanditsError(f"{table}.problems: must be a non-empty list of problem names or matrix files, "
                                  f"got {names!r}")
         problems: dict[str, PreferenceMatrix] = {}
         for i, entry in enumerate(names):
-            P = _problem(entry, f"experiment.problems[{i}]", path.parent)
+            P = _problem(entry, f"{table}.problems[{i}]", path.parent)
             if P.name in problems:
-                raise IrbanditsError(f"experiment.problems[{i}]: a second problem named {P.name!r}")
+                raise IrbanditsError(f"{table}.problems[{i}]: a second problem named {P.name!r}")
             problems[P.name] = P
         algorithms = doc.get("algorithms")
         if not isinstance(algorithms, list) or not algorithms:
@@ -220,5 +232,5 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         raise IrbanditsError(f"{path}: {exc}") from None
     name = exp.get("name", path.stem)
     if not isinstance(name, str) or not name:
-        fail("experiment.name", f"must be a non-empty string, got {name!r}")
-    return ExperimentSpec(name, path, problems, settings, horizon, runs, seed)
+        fail(f"{table}.name", f"must be a non-empty string, got {name!r}")
+    return SweepSpec(name, path, problems, settings, horizon, runs, seed, table)

@@ -1,9 +1,9 @@
-"""The result store of an experiment: a folder of Parquet batches and an index of finished tasks.
+"""The result store of a sweep: a folder of Parquet batches and an index of finished tasks.
 
 Layout of ``DIR``::
 
     spec.toml           the spec as given
-    experiment.json     the expanded spec (horizon, seed, problem checksums, algorithm settings, grids)
+    sweep.json          the expanded spec (horizon, seed, problem checksums, algorithm settings, grids)
     batches/NNNNNN.parquet   the rows of the tasks finished in one batch, written whole or not at all
     index.jsonl         one line per finished task: key, batch, seconds, worker (wall times live here
                         and in the rows' run_seconds, never in what is compared)
@@ -11,6 +11,9 @@ Layout of ``DIR``::
 
 A batch file is written (atomically) before its tasks enter the index, so a crash at any moment
 loses at most the batch being written: its tasks are simply run again.
+
+A store made before sweeps had their name keeps its expanded spec in ``experiment.json``: it is read
+in the place of ``sweep.json``, and renamed to it when the store is opened for writing.
 """
 
 from __future__ import annotations
@@ -26,12 +29,23 @@ from pathlib import Path
 import pandas as pd
 
 from irbandits.errors import IrbanditsError
-from irbandits.experiments.spec import ExperimentSpec
 from irbandits.io import write_parquet
 from irbandits.simulate import COLUMNS
+from irbandits.sweeps.spec import SweepSpec
 
 STORE_COLUMNS = ["problem", *COLUMNS]
 WALL_TIME = ["run_seconds"]  # the columns that differ between identical runs
+META = "sweep.json"  # the expanded spec
+OLD_META = "experiment.json"  # its name in a store made before sweeps had their name
+
+
+def meta_file(out: Path) -> Path | None:
+    """The expanded spec's file of the store ``out``: ``sweep.json``, else an old ``experiment.json``;
+    None when there is neither."""
+    for name in (META, OLD_META):
+        if (out / name).is_file():
+            return out / name
+    return None
 
 
 @contextmanager
@@ -61,12 +75,12 @@ class ResultStore:
     than before simply add tasks.
     """
 
-    def __init__(self, out: str | Path, spec: ExperimentSpec, force: bool = False):
+    def __init__(self, out: str | Path, spec: SweepSpec, force: bool = False):
         self.out, self.spec = Path(out), spec
         self.batches, self.index = self.out / "batches", self.out / "index.jsonl"
-        meta = self.out / "experiment.json"
-        if meta.is_file():
-            differences = self._differences(meta)
+        meta, found = self.out / META, meta_file(self.out)
+        if found is not None:
+            differences = self._differences(found)
             if differences and not force:
                 raise IrbanditsError(f"{self.out} holds results made with {'; '.join(differences)}; use --force to "
                                      "replace them, or another --out")
@@ -74,6 +88,8 @@ class ResultStore:
                 shutil.rmtree(self.batches, ignore_errors=True)
                 for name in ("index.jsonl", "results.parquet"):
                     (self.out / name).unlink(missing_ok=True)
+        if found is not None and found != meta:
+            os.replace(found, meta)  # an old store: its experiment.json becomes sweep.json
         self.batches.mkdir(parents=True, exist_ok=True)
         if spec.path.resolve() != (self.out / "spec.toml").resolve():
             shutil.copyfile(spec.path, self.out / "spec.toml")
@@ -89,7 +105,7 @@ class ResultStore:
                     if old["problems"].get(name, sha) != sha]
             return out
         except (ValueError, KeyError, TypeError, AttributeError):
-            return ["an experiment.json that irbandits did not write"]
+            return [f"a {meta.name} that irbandits did not write"]
 
     def _read_index(self) -> dict[str, dict]:
         """The finished tasks by key; a torn last line (a crash while appending) is cut off, and
