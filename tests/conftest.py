@@ -1,6 +1,13 @@
-"""Suite-wide hooks: with ``IRBANDITS_TEST_STRICT=1`` (set by ``.ci/run``) a test that skips because
-PostgreSQL, chromium, playwright, the service extra or Ray is missing fails instead, so CI never passes
-by skipping the database and browser suites."""
+"""Suite-wide fixtures and hooks.
+
+Fixtures: ``data``, the absolute path of ``../shared/data`` (found from this file, so tests pass from
+any working directory), and ``cli``, which runs ``irbandits ARGS`` in this process. Both wrap the plain
+names of ``helpers.py`` (``DATA``, ``run_cli``), which modules import where a fixture cannot reach
+(``parametrize``, ``skipif``, module constants).
+
+Hook: with ``IRBANDITS_TEST_STRICT=1`` (set by ``.ci/run``) a test that skips because PostgreSQL,
+chromium, playwright, the service extra or Ray is missing fails instead, so CI never passes by skipping
+the database and browser suites."""
 
 from __future__ import annotations
 
@@ -8,7 +15,24 @@ import os
 
 import pytest
 
+pytest.register_assert_rewrite("helpers")
+
+from helpers import DATA, run_cli  # noqa: E402
+
 MISSING = ("PostgreSQL", "chromium", "playwright", "fastapi", "Ray")
+
+
+@pytest.fixture
+def data():
+    """The absolute path of ``../shared/data`` (it may be missing: see ``helpers.DATA``)."""
+    return DATA
+
+
+@pytest.fixture
+def cli():
+    """``cli(*args, input=None)``: ``irbandits ARGS`` in this process (:func:`helpers.run_cli`); returns the
+    click ``Result``, a user mistake as ``result.exception``."""
+    return run_cli
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pandas as pd
 import pytest
-
-
-def irbandits(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "irbandits.cli", *args], capture_output=True, text=True, cwd=cwd)
+from helpers import shell
 
 
 def test_simulate_writes_table_and_plots(tmp_path):
     out = tmp_path / "res"
-    r = irbandits("simulate", "--problem", "arithmetic", "-a", "RUCB", "-a", "RUCB:alpha=0.3",
-                  "--horizon", "2e4", "--runs", "3", "--seed", "4", "--out", str(out))
+    r = shell("simulate", "--problem", "arithmetic", "-a", "RUCB", "-a", "RUCB:alpha=0.3",
+              "--horizon", "2e4", "--runs", "3", "--seed", "4", "--out", str(out))
     assert r.returncode == 0, r.stderr
     df = pd.read_parquet(out / "results.parquet")
     assert {"algorithm", "run", "step", "regret", "copeland_regret", "recommended", "correct"} <= set(df.columns)
@@ -29,8 +23,8 @@ def test_simulate_writes_table_and_plots(tmp_path):
 def test_simulate_from_a_matrix_file(tmp_path):
     m = tmp_path / "m.txt"
     m.write_text("0.5 0.7\n0.3 0.5\n")
-    r = irbandits("simulate", "--matrix", str(m), "-a", "RUCB", "--horizon", "1000", "--runs", "2",
-                  "--out", str(tmp_path / "o"))
+    r = shell("simulate", "--matrix", str(m), "-a", "RUCB", "--horizon", "1000", "--runs", "2",
+              "--out", str(tmp_path / "o"))
     assert r.returncode == 0, r.stderr
     assert pd.read_parquet(tmp_path / "o" / "results.parquet").correct.iloc[-1]
 
@@ -46,7 +40,7 @@ def test_simulate_from_a_matrix_file(tmp_path):
     ],
 )
 def test_mistakes_give_one_line_and_exit_2(tmp_path, args, message):
-    r = irbandits("simulate", "--out", str(tmp_path / "o"), *args)
+    r = shell("simulate", "--out", str(tmp_path / "o"), *args)
     assert r.returncode == 2
     assert message in r.stderr
     assert "Traceback" not in r.stderr
@@ -55,12 +49,12 @@ def test_mistakes_give_one_line_and_exit_2(tmp_path, args, message):
 def test_bad_matrix_names_file_and_cell(tmp_path):
     m = tmp_path / "bad.txt"
     m.write_text("0.5 0.7\n0.4 0.5\n")
-    r = irbandits("simulate", "--matrix", str(m), "--out", str(tmp_path / "o"))
+    r = shell("simulate", "--matrix", str(m), "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "bad.txt" in r.stderr and "row 1, column 2" in r.stderr
 
 
 def test_listings():
-    r = irbandits("problems")
+    r = shell("problems")
     assert r.returncode == 0 and "copeland-500" in r.stdout and "Condorcet" in r.stdout
-    r = irbandits("algorithms")
+    r = shell("algorithms")
     assert r.returncode == 0 and "RUCB" in r.stdout and "alpha" in r.stdout

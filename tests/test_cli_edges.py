@@ -15,36 +15,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from helpers import DATA, ROOT, cli_error, shell
 
 from irbandits.cli import app
-from irbandits.errors import IrbanditsError
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
 DL21 = DATA / "trec-dl-2021-passage"
 SCRIPT = Path(sys.executable).parent / "irbandits"
 
 
-def cli(*args: str, input: str | bytes | None = None):
-    """The command in this process; a user mistake comes back as ``result.exception``."""
-    return CliRunner().invoke(app, list(map(str, args)), input=input)
-
-
-def error(*args: str, input: str | None = None) -> str:
-    """The one-line message of a command that must fail on a user mistake."""
-    r = cli(*args, input=input)
-    assert isinstance(r.exception, IrbanditsError), (r.exit_code, r.output, r.exception)
-    return str(r.exception)
-
-
-def shell(*args: str, input: str | None = None, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "irbandits.cli", *map(str, args)], capture_output=True,
-                          text=True, input=input, cwd=cwd)
-
-
 # ----- --version, completion, py.typed -----------------------------------------------------------
-def test_version():
+def test_version(cli):
     r = cli("--version")
     assert r.exit_code == 0 and r.output.strip() == f"irbandits {version('irbandits')}"
 
@@ -67,7 +47,7 @@ def test_the_package_ships_py_typed():
 QRELS = "".join(f"7 0 d{i:02d} {3 if i < 3 else 1}\n" for i in range(12)) + "8 0 x 1\n8 0 y 1\n"
 
 
-def test_judge_reads_and_writes_standard_streams(tmp_path):
+def test_judge_reads_and_writes_standard_streams(tmp_path, cli):
     state = tmp_path / "S.json"
     assert cli("judge", "init", "-", "--state", state, "--minimum", "12", input=QRELS).exit_code == 0
     r = cli("judge", "requests", "--state", state, "--out", "-")
@@ -82,11 +62,11 @@ def test_judge_reads_and_writes_standard_streams(tmp_path):
     # gzip on standard input; errors name <stdin> and the line
     r = cli("judge", "init", "-", "--state", tmp_path / "G.json", input=gzip.compress(QRELS.encode()))
     assert r.exit_code == 0, r.output
-    assert error("judge", "add", "-", "--state", state, input="7 d00 d01\n").startswith(
+    assert cli_error("judge", "add", "-", "--state", state, input="7 d00 d01\n").startswith(
         "<stdin>, line 1: a judgment line has 4 columns")
 
 
-def test_pool_reads_standard_input(tmp_path):
+def test_pool_reads_standard_input(tmp_path, cli):
     run = "".join(f"{t} Q0 {d} {r} {10 - r} R\n" for t in ("1", "2") for r, d in enumerate("abc", 1))
     state = tmp_path / "c.json"
     assert cli("pool", "init", "--runs", "-", "--state", state, "--depth", "3", input=run).exit_code == 0
@@ -94,10 +74,10 @@ def test_pool_reads_standard_input(tmp_path):
     assert len(chosen) == 6  # topic docno run, for both topics
     r = cli("pool", "add", "-", "--state", state, input=f"{chosen[0]} 0 {chosen[1]} 1\n")
     assert r.exit_code == 0 and "1 judgments added" in r.output
-    msg = error("pool", "add", "-", "--state", state, input=f"{chosen[0]} 0 {chosen[1]} 1\n")
+    msg = cli_error("pool", "add", "-", "--state", state, input=f"{chosen[0]} 0 {chosen[1]} 1\n")
     assert msg.startswith("<stdin>, line 1:") and "already judged" in msg
     out = tmp_path / "pool"
-    assert error("pool", "simulate", "--runs", "-", "--qrels", "-", "--out", out, input=run) == \
+    assert cli_error("pool", "simulate", "--runs", "-", "--qrels", "-", "--out", out, input=run) == \
         "--runs and --qrels cannot both be - (one standard input)"
     qrels = "1 0 a 1\n2 0 c 1\n"
     (tmp_path / "run.txt").write_text(run)
@@ -137,7 +117,7 @@ def test_evaluate_scores_judged_topics_only(tmp_path):
 
 
 @pytest.mark.skipif(not DL21.exists(), reason="needs ../shared/data")
-def test_pool_simulate_scores_judged_topics_only(tmp_path):
+def test_pool_simulate_scores_judged_topics_only(tmp_path, cli):
     extended = _with_extra_topics(tmp_path, RUN_NAMES)
     original = tmp_path / "original"
     original.mkdir()
@@ -168,7 +148,7 @@ def test_judged_pools_and_evaluate_filter_in_the_library():
 
 
 # ----- judge add refuses unrequested and surplus answers -------------------------------------------
-def test_judge_add_refuses_unrequested_and_repeated_answers(tmp_path):
+def test_judge_add_refuses_unrequested_and_repeated_answers(tmp_path, cli):
     state = tmp_path / "S.json"
     cli("judge", "init", "-", "--state", state, "--minimum", "12", input=QRELS)
     pairs = [line.split() for line in cli("judge", "requests", "--state", state).output.splitlines()]
@@ -179,12 +159,12 @@ def test_judge_add_refuses_unrequested_and_repeated_answers(tmp_path):
     answers.write_text("".join(f"{t} {x} {y} {x}\n" for t, x, y in pairs[:3]))
     before = state.read_text()
     (tmp_path / "bad.txt").write_text(f"{pairs[0][0]} {pairs[0][1]} {pairs[0][2]} {pairs[0][1]}\n7 {a} {b} {a}\n")
-    msg = error("judge", "add", tmp_path / "bad.txt", "--state", state)
+    msg = cli_error("judge", "add", tmp_path / "bad.txt", "--state", state)
     assert msg == (f"{tmp_path / 'bad.txt'}, line 2: topic 7: no open or past phase asked for the pair {a} {b}; "
                    "--allow-unrequested keeps it")
     assert state.read_text() == before  # all or none
     assert cli("judge", "add", answers, "--state", state).exit_code == 0
-    msg = error("judge", "add", answers, "--state", state)  # the same file twice
+    msg = cli_error("judge", "add", answers, "--state", state)  # the same file twice
     assert msg.startswith(f"{answers}, line 1: topic {pairs[0][0]}: the pair") and "answers added twice" in msg
     r = cli("judge", "add", answers, "--state", state, "--allow-unrequested")
     assert r.exit_code == 0
@@ -192,7 +172,7 @@ def test_judge_add_refuses_unrequested_and_repeated_answers(tmp_path):
     assert len(status["log"]) == 6 and status["bank"]  # kept for later phases
 
 
-def test_judge_add_help_explains_the_answer_format():
+def test_judge_add_help_explains_the_answer_format(cli):
     text = " ".join(cli("judge", "add", "--help").output.replace("│", " ").split())
     assert "docno of the preferred item" in text and "--allow-unrequested" in text
 
@@ -224,14 +204,14 @@ def test_path_mistakes_are_one_line_naming_the_option(tmp_path, args, message):
     (tmp_path / "f.txt").write_text("7 0 a 1\n")
     fill = {"file": tmp_path / "f.txt", "dir": tmp_path}
     args = [a.format(**fill) for a in args]
-    assert error(*args) == message.format(**fill)
+    assert cli_error(*args) == message.format(**fill)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads and writes everything")
 def test_permission_denied_is_one_line(tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o500)
-    assert error("simulate", "--out", locked / "out", "-a", "RUCB") == \
+    assert cli_error("simulate", "--out", locked / "out", "-a", "RUCB") == \
         f"--out {locked / 'out'}: permission denied (cannot write in {locked})"
 
 
@@ -245,7 +225,7 @@ def test_a_path_mistake_is_one_line_and_exit_code_2_from_the_shell(tmp_path):
 @pytest.mark.skipif(not DL21.exists(), reason="needs ../shared/data")
 @pytest.mark.parametrize("suffix, read", [(".csv", pd.read_csv), (".tsv", lambda p: pd.read_csv(p, sep="\t")),
                                           (".parquet", pd.read_parquet), (".json", pd.read_json)])
-def test_evaluate_out_format_follows_the_extension(tmp_path, suffix, read):
+def test_evaluate_out_format_follows_the_extension(tmp_path, suffix, read, cli):
     out = tmp_path / f"ev{suffix}"
     r = cli("evaluate", "--runs", DL21 / "runs" / RUN_NAMES[0], "-m", "RR", "--qrels", DL21 / "qrels.txt", "--out", out)
     assert r.exit_code == 0, r.output
@@ -254,8 +234,8 @@ def test_evaluate_out_format_follows_the_extension(tmp_path, suffix, read):
 
 
 def test_out_with_an_unknown_extension_is_refused_before_reading(tmp_path):
-    assert error("evaluate", "--runs", tmp_path / "missing", "-m", "RR", "--qrels", tmp_path / "missing",
-                 "--out", tmp_path / "ev.txt").startswith(f"--out {tmp_path / 'ev.txt'}: cannot tell the format")
+    assert cli_error("evaluate", "--runs", tmp_path / "missing", "-m", "RR", "--qrels", tmp_path / "missing",
+                     "--out", tmp_path / "ev.txt").startswith(f"--out {tmp_path / 'ev.txt'}: cannot tell the format")
 
 
 # ----- the same options everywhere; names checked before reading ----------------------------------
@@ -276,7 +256,7 @@ def test_jobs_zero_means_all_cores_in_every_command():
         assert p.min == 0 and "0: all cores" in p.help, name
 
 
-def test_simulate_accepts_jobs_zero(tmp_path):
+def test_simulate_accepts_jobs_zero(tmp_path, cli):
     r = cli("simulate", "--problem", "arithmetic", "-a", "RUCB", "--horizon", "500", "--runs", "2", "--jobs", "0",
             "--out", tmp_path / "o", "--no-progress")
     assert r.exit_code == 0, r.output
@@ -292,7 +272,7 @@ def test_simulate_accepts_jobs_zero(tmp_path):
     (["simulate", "-a", "RUCC", "--matrix", "{m}"], "RUCC"),
 ])
 def test_names_are_checked_before_any_data_is_read(tmp_path, args, message):
-    msg = error(*[a.format(m=tmp_path / "missing") for a in args])
+    msg = cli_error(*[a.format(m=tmp_path / "missing") for a in args])
     assert message in msg and "missing" not in msg
 
 

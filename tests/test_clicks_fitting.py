@@ -7,9 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from irbandits.cli import app
 from irbandits.clicks.click_models import ClickModel
 from irbandits.clicks.environment import ClickEnvironment
 from irbandits.clicks.fitting import (
@@ -69,7 +67,7 @@ def test_fit_recovers_known_parameters_within_standard_errors(model):
     assert len(right["perplexity_at_rank"]) == L
 
 
-def test_fitted_by_grade_drives_the_simulator(tmp_path):
+def test_fitted_by_grade_drives_the_simulator(tmp_path, data):
     rng = np.random.default_rng(0)
     grades = rng.integers(0, 5, size=(6000, 10))
     nav = ClickModel.named("navigational")
@@ -84,7 +82,7 @@ def test_fitted_by_grade_drives_the_simulator(tmp_path):
     # the simulator's form and the fitted form give the same probabilities
     assert evaluate_click_model(m, log)["loglik"] == pytest.approx(fit.evaluate(log)["loglik"], rel=1e-9)
     # and it is accepted wherever a click model is
-    env = ClickEnvironment(read_ltr("../shared/data/ltr/lightgbm-lambdarank-sample/rank.test").rankers([0, 10]),
+    env = ClickEnvironment(read_ltr(data / "ltr" / "lightgbm-lambdarank-sample" / "rank.test").rankers([0, 10]),
                            str(path), "team-draft")
     assert env.model.name == "sdbn-fitted"
     pbm = fit_click_model(log, "pbm").click_model()
@@ -99,7 +97,7 @@ def test_fitted_by_grade_drives_the_simulator(tmp_path):
         ClickModel.named(str(tmp_path / "bad.json"))
 
 
-def test_read_click_log_and_cli(tmp_path):
+def test_read_click_log_and_cli(tmp_path, cli):
     keys, items = shown(3000, queries=3, docs=4)
     log = sample_click_log("dcm", truth("dcm", items), keys, seed=5)
     path = tmp_path / "clicks.jsonl"
@@ -109,7 +107,7 @@ def test_read_click_log_and_cli(tmp_path):
     read = read_click_log(path)
     assert read.sessions == 3000 and len(read.items) == items and read.clicks.sum() == log.clicks.sum()
     assert read_click_log(path, by="grade").items == [0, 1, 2]
-    r = CliRunner().invoke(app, ["clicks", "fit", str(path), "--model", "dcm", "--out", str(tmp_path / "f.json")])
+    r = cli("clicks", "fit", path, "--model", "dcm", "--out", tmp_path / "f.json")
     assert r.exit_code == 0, r.output
     assert "held-out sessions" in r.output and FittedClickModel.load(tmp_path / "f.json").model == "dcm"
     for line, message in [('{"docs": [], "clicks": []}', "needs 'docs'"),

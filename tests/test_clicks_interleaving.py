@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+from helpers import DATA, ROOT
 
 from irbandits.clicks.interleaving import CUTOFF, TAU, get_method, interleave
 from irbandits.clicks.multileaving import multileave, multileave_wins
@@ -160,7 +161,7 @@ def test_probabilistic_multileaving_credit_is_a_distribution_over_rankers():
 def test_multileaving_prefers_the_strong_ranker(method):
     from irbandits.clicks.ltr import read_ltr
 
-    data = read_ltr("../shared/data/ltr/lightgbm-lambdarank-sample/rank.test")
+    data = read_ltr(DATA / "ltr" / "lightgbm-lambdarank-sample" / "rank.test")
     rankers = data.rankers([lambda X: np.zeros(len(X)), lambda X: data.labels + 0.0, lambda X: -data.labels + 0.0])
     W = multileave_wins(rankers, "perfect", method, steps=3000, seed=1)
     p = W / (W + W.T + np.eye(3))
@@ -170,9 +171,8 @@ def test_multileaving_prefers_the_strong_ranker(method):
 
 def test_readme_interleaving_example_runs(capsys):
     import re
-    from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (ROOT / "README.md").read_text()
     block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "clicks.interleaving" in b)
     ns: dict = {}
     exec(compile(block, "README.md", "exec"), ns)

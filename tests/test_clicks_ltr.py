@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import gzip
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,8 +16,8 @@ from irbandits.clicks.ltr import read_ltr, top_k
 from irbandits.errors import IrbanditsError
 from irbandits.rng import new_rng
 
-NP2004 = "../shared/data/ltr/letor3-np2004-fold1/test.txt.gz"
-LGBM = "../shared/data/ltr/lightgbm-lambdarank-sample/rank.train"
+NP2004 = DATA / "ltr" / "letor3-np2004-fold1" / "test.txt.gz"
+LGBM = DATA / "ltr" / "lightgbm-lambdarank-sample" / "rank.train"
 
 
 def test_letor_with_qid_and_gzip():
@@ -32,7 +32,7 @@ def test_letor_with_qid_and_gzip():
 def test_lightgbm_with_query_file():
     d = read_ltr(LGBM)  # rank.train.query beside it is found
     assert (d.n_queries, d.n_features, d.grades) == (201, 300, 5)
-    sizes = [int(x) for x in open(LGBM + ".query").read().split()]
+    sizes = [int(x) for x in open(f"{LGBM}.query").read().split()]
     assert np.diff(d.bounds).tolist() == sizes
     assert np.bincount(d.labels).tolist() == [645, 1211, 858, 222, 69]
 
@@ -80,9 +80,10 @@ def _same(fast, slow):
     assert (fast[2] is None) == (slow[2] is None) and (fast[2] is None or fast[2].tolist() == slow[2].tolist())
 
 
-@pytest.mark.parametrize("path", [NP2004, LGBM, LGBM.replace("train", "test"), NP2004.replace("test", "vali")])
+@pytest.mark.parametrize("path", [NP2004, LGBM, LGBM.with_name("rank.test"), NP2004.with_name("vali.txt.gz")],
+                         ids=lambda p: p.name)
 def test_compiled_reader_equals_line_reader_on_every_real_file(path):
-    _same(ltr._parse_fast(Path(path)), ltr._parse_lines(Path(path)))
+    _same(ltr._parse_fast(path), ltr._parse_lines(path))
 
 
 def test_compiled_reader_takes_odd_but_valid_files(tmp_path):
@@ -203,7 +204,7 @@ def test_click_model_mistakes_are_clear():
         ClickModel.named("perfect", grades=2).simulate([0, 3], np.zeros(2, np.bool_), new_rng(0))
 
 
-@pytest.mark.parametrize("path", [NP2004, LGBM])
+@pytest.mark.parametrize("path", [NP2004, LGBM], ids=lambda p: p.name)
 def test_every_list_is_a_valid_top_ten_for_every_query(path):
     """Reference: a list is valid when its scores are the 10 highest of the query, in order."""
     d = read_ltr(path)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from helpers import DATA, shell
 
 from irbandits.clicks.environment import ClickEnvironment
 from irbandits.clicks.ltr import read_ltr
@@ -16,8 +15,8 @@ from irbandits.problems import PreferenceMatrix
 from irbandits.rng import new_rng
 from irbandits.simulate import simulate, summarize
 
-NP2004 = "../shared/data/ltr/letor3-np2004-fold1/test.txt.gz"
-LGBM = "../shared/data/ltr/lightgbm-lambdarank-sample/rank.train"
+NP2004 = DATA / "ltr" / "letor3-np2004-fold1" / "test.txt.gz"
+LGBM = DATA / "ltr" / "lightgbm-lambdarank-sample" / "rank.train"
 
 
 @pytest.fixture(scope="module")
@@ -128,22 +127,18 @@ def test_proxy_and_full_simulation_order_rucb_mergerucb_mergedts_alike(np2004):
     assert z[0][("RUCB", "MergeRUCB")] < -2 and z[0][("RUCB", "MergeDTS")] < -2  # RUCB is best here
 
 
-def irbandits(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "irbandits.cli", *args], capture_output=True, text=True, cwd=cwd)
-
-
 def test_matrix_command_writes_a_loadable_problem_and_reports_the_winner(tmp_path):
     out = tmp_path / "m.txt"
-    r = irbandits("matrix", "--ltr", NP2004, "--rankers", "20-27", "--click-model", "navigational",
-                  "--interleaving", "team-draft", "--comparisons", "2000", "--out", str(out))
+    r = shell("matrix", "--ltr", NP2004, "--rankers", "20-27", "--click-model", "navigational",
+              "--interleaving", "team-draft", "--comparisons", "2000", "--out", str(out))
     assert r.returncode == 0, r.stderr
     P = PreferenceMatrix.load(out)
     assert P.K == 8 and np.loadtxt(tmp_path / "m.se.txt").shape == (8, 8)
     assert "winner" in r.stdout and "comparisons in" in r.stdout
     label = f"feature{20 + P.winners[0]}"
     assert label in r.stdout.split("winner")[1]
-    sim = irbandits("simulate", "--ltr", NP2004, "--rankers", "20-27", "--matrix", str(out), "-a", "RUCB",
-                    "--horizon", "3000", "--runs", "2", "--out", str(tmp_path / "sim"))
+    sim = shell("simulate", "--ltr", NP2004, "--rankers", "20-27", "--matrix", str(out), "-a", "RUCB",
+                "--horizon", "3000", "--runs", "2", "--out", str(tmp_path / "sim"))
     assert sim.returncode == 0, sim.stderr
     assert "full" in sim.stdout
 
@@ -159,22 +154,19 @@ def test_matrix_command_writes_a_loadable_problem_and_reports_the_winner(tmp_pat
     (["--length", "2.5"], "--length must be a whole number >= 1 (results per list), got '2.5'"),
 ])
 def test_matrix_command_mistakes_are_one_line(tmp_path, args, message):
-    r = irbandits("matrix", "--ltr", NP2004, "--comparisons", "10", "--out", str(tmp_path / "m.txt"), *args)
+    r = shell("matrix", "--ltr", NP2004, "--comparisons", "10", "--out", str(tmp_path / "m.txt"), *args)
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
-LGBM_TEST = "../shared/data/ltr/lightgbm-lambdarank-sample/rank.test"
+LGBM_TEST = DATA / "ltr" / "lightgbm-lambdarank-sample" / "rank.test"
 
 
-def test_length_option_of_matrix_and_simulate_ltr(tmp_path):
+def test_length_option_of_matrix_and_simulate_ltr(tmp_path, cli):
     """--length sets the lists' length in `matrix` and `simulate --ltr` (in this process: compiled once)."""
-    from typer.testing import CliRunner
-
-    from irbandits.cli import app
     from irbandits.errors import IrbanditsError
 
     def run(command, *args):
-        return CliRunner().invoke(app, [command, "--ltr", LGBM_TEST, "--rankers", "1-3", *map(str, args)])
+        return cli(command, "--ltr", LGBM_TEST, "--rankers", "1-3", *args)
 
     matrices = {}
     for length in (5, 20):

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import DATA, shell
 
 from irbandits.clicks.environment import ClickEnvironment
 from irbandits.clicks.ltr import read_ltr
@@ -19,7 +18,7 @@ from irbandits.errors import IrbanditsError
 from irbandits.rng import new_rng, randint
 from irbandits.simulate import run_one, simulate, summarize
 
-NP2004 = "../shared/data/ltr/letor3-np2004-fold1/test.txt.gz"
+NP2004 = DATA / "ltr" / "letor3-np2004-fold1" / "test.txt.gz"
 # the best NP2004 feature (23) and 15 it beats by >= 0.05, as in test_clicks_matrix.py
 FEATURES = [22, 31, 43, 26, 29, 36, 32, 20, 24, 21, 40, 41, 30, 46, 2, 39]
 METHODS = ["team-draft", "probabilistic"]
@@ -189,10 +188,6 @@ def test_bad_options_are_clear_errors(rankers, reference):
         SelfSparring(4).update_many([0, 4], [1.0, 0.0])
 
 
-def irbandits(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "irbandits.cli", *args], capture_output=True, text=True, cwd=cwd)
-
-
 @pytest.mark.parametrize("args, message", [
     (["--ltr", NP2004, "-a", "RUCB"], "RUCB compares two arms per step and cannot multileave"),
     (["-a", "Self-Sparring"], "--multileave needs --ltr"),
@@ -200,17 +195,17 @@ def irbandits(*args, cwd=None):
     (["--ltr", NP2004, "--rankers", "1-3"], "--multileave 4 is more than the 3 rankers"),
 ])
 def test_multileave_command_mistakes_are_one_line(tmp_path, args, message):
-    r = irbandits("simulate", "--multileave", "4", "--horizon", "100", "--out", str(tmp_path / "o"), *args)
+    r = shell("simulate", "--multileave", "4", "--horizon", "100", "--out", str(tmp_path / "o"), *args)
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_multileave_command_writes_the_usual_table(tmp_path):
     log = tmp_path / "log.jsonl"
-    r = irbandits("simulate", "--ltr", NP2004, "--rankers", "20-27", "--multileave", "4", "-a", "Self-Sparring",
-                  "--click-model", "navigational", "--interleaving", "team-draft", "--horizon", "3000", "--runs", "2",
-                  "--out", str(tmp_path / "ml"), "--log-comparisons", str(log))
+    r = shell("simulate", "--ltr", NP2004, "--rankers", "20-27", "--multileave", "4", "-a", "Self-Sparring",
+              "--click-model", "navigational", "--interleaving", "team-draft", "--horizon", "3000", "--runs", "2",
+              "--out", str(tmp_path / "ml"), "--log-comparisons", str(log))
     assert r.returncode == 0, r.stderr
-    report = irbandits("interleaving-report", str(log), "--format", "csv", "--samples", "10")
+    report = shell("interleaving-report", str(log), "--format", "csv", "--samples", "10")
     assert report.returncode == 0, report.stderr
     pairs = pd.read_csv(io.StringIO(report.stdout.split("# rankers\n")[0].removeprefix("# pairs\n")))
     lines = log.read_text().splitlines()          # a list of one ranker (Self-Sparring settled) is no comparison

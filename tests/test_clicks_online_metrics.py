@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import DATA
 
 from irbandits.clicks.environment import ClickEnvironment
 from irbandits.clicks.ltr import read_ltr
@@ -15,7 +16,7 @@ from irbandits.problems import PreferenceMatrix
 from irbandits.rng import new_rng
 from irbandits.simulate import simulate
 
-NP2004 = "../shared/data/ltr/letor3-np2004-fold1/test.txt.gz"
+NP2004 = DATA / "ltr" / "letor3-np2004-fold1" / "test.txt.gz"
 FEATURES = [22, 0, 27, 40]  # feature 23 (the best), 1, 28, 41
 
 

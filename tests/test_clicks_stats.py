@@ -9,10 +9,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import DATA
 from scipy import stats as sps
-from typer.testing import CliRunner
 
-from irbandits.cli import app
 from irbandits.clicks.environment import ClickEnvironment
 from irbandits.clicks.ltr import read_ltr
 from irbandits.clicks.stats import (
@@ -28,7 +27,7 @@ from irbandits.clicks.stats import (
 from irbandits.errors import IrbanditsError
 from irbandits.simulate import simulate
 
-LGBM = "../shared/data/ltr/lightgbm-lambdarank-sample/rank.test"
+LGBM = DATA / "ltr" / "lightgbm-lambdarank-sample" / "rank.test"
 
 
 def test_pair_counts_win_share_sign_test_and_bootstrap():
@@ -175,7 +174,7 @@ def test_multileaved_simulation_logs_every_comparison(tmp_path, method, m):
         assert all(sum(r["credit"]) == pytest.approx(len(r["clicks"])) for r in lines)
 
 
-def test_interleaving_report_cli(tmp_path):
+def test_interleaving_report_cli(tmp_path, cli):
     log = tmp_path / "log.jsonl"
     rng = np.random.default_rng(0)
     lines = []
@@ -185,20 +184,19 @@ def test_interleaving_report_cli(tmp_path):
         lines.append(json.dumps(dict(rankers=["x", "y"], teams=[0, 1, 0, 1] if a_first else [1, 0, 1, 0],
                                      clicks=clicks)))
     log.write_text("\n".join(lines))
-    r = CliRunner().invoke(app, ["interleaving-report", str(log), "--format", "csv"])
+    r = cli("interleaving-report", log, "--format", "csv")
     assert r.exit_code == 0, r.output
     pairs_text, rankers_text = r.output.split("# rankers\n")
     pairs = pd.read_csv(io.StringIO(pairs_text.removeprefix("# pairs\n")))
     rankers = pd.read_csv(io.StringIO(rankers_text))
     assert pairs.comparisons.tolist() == [400] and pairs.win_share[0] > 0.55 and pairs.p_value[0] < 0.01
     assert rankers.ranker.tolist() == ["x", "y"] and rankers.clicks.sum() == sum(len(json.loads(x)["clicks"]) for x in lines)
-    r = CliRunner().invoke(app, ["interleaving-report", str(log)])
+    r = cli("interleaving-report", log)
     assert r.exit_code == 0 and "needs" in r.output and "impressions per pair" in r.output
-    r = CliRunner().invoke(app, ["interleaving-report", str(log), "--format", "xml"])
+    r = cli("interleaving-report", log, "--format", "xml")
     assert isinstance(r.exception, IrbanditsError) and "--format" in str(r.exception)
 
 
-def test_simulate_log_comparisons_needs_ltr(tmp_path):
-    r = CliRunner().invoke(app, ["simulate", "--problem", "arxiv", "--log-comparisons", str(tmp_path / "x.jsonl"),
-                                 "--out", str(tmp_path / "o")])
+def test_simulate_log_comparisons_needs_ltr(tmp_path, cli):
+    r = cli("simulate", "--problem", "arxiv", "--log-comparisons", tmp_path / "x.jsonl", "--out", tmp_path / "o")
     assert isinstance(r.exception, IrbanditsError) and "--log-comparisons needs --ltr" in str(r.exception)

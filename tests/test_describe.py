@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from helpers import DATA
 
-from irbandits.cli import app
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix, get_problem
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "preference-matrices"
+SHARED = DATA / "preference-matrices"
 RPS = [[0.5, 0.7, 0.2], [0.3, 0.5, 0.8], [0.8, 0.2, 0.5]]  # rock-paper-scissors: three Copeland winners
-
-
-def cli(*args: str):
-    """The command in this process; a user mistake comes back as ``result.exception``."""
-    return CliRunner().invoke(app, list(map(str, args)))
 
 
 def order(d01: float, d12: float, d02: float) -> PreferenceMatrix:
@@ -82,7 +75,7 @@ def test_the_worst_triple_matches_a_slow_search():
                 assert D[i, j] >= 0 and D[j, k] >= 0 and excess(D[i, j], D[j, k], D[i, k]) == pytest.approx(worst)
 
 
-def test_describe_on_the_command_line(tmp_path):
+def test_describe_on_the_command_line(tmp_path, cli):
     r = cli("problems", "--describe", "copeland-500")
     assert r.exit_code == 0, r.output
     assert "Condorcet winner" in r.output and "none" in r.output and "row 0, row 1, row 2" in r.output
@@ -101,7 +94,7 @@ def test_describe_on_the_command_line(tmp_path):
     assert "row 1, column 2" in str(r.exception)
 
 
-def test_simulate_leads_with_copeland_regret_without_a_condorcet_winner(tmp_path):
+def test_simulate_leads_with_copeland_regret_without_a_condorcet_winner(tmp_path, cli):
     m = tmp_path / "rps.txt"
     np.savetxt(m, RPS)
     common = ["simulate", "--matrix", m, "-a", "mergeRUCB:M=2", "--horizon", "2e4", "--runs", "2", "--no-progress"]

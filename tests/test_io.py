@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from helpers import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,16 +15,14 @@ from irbandits import io
 from irbandits.errors import IrbanditsError
 from irbandits.io import read_judgments, read_qrels, read_run, read_runs
 
-DATA = "../shared/data"
-
 
 def test_real_runs_qrels_and_judgments_load():
-    runs = read_runs(f"{DATA}/trec-dl-2021-passage/runs")
+    runs = read_runs(DATA / "trec-dl-2021-passage" / "runs")
     assert runs.run.nunique() == 63 and runs.topic.nunique() == 53
     assert (runs.groupby(["run", "topic"])["rank"].max() <= 100).all()
-    qrels = read_qrels(f"{DATA}/trec-dl-2021-passage/qrels.txt")
+    qrels = read_qrels(DATA / "trec-dl-2021-passage" / "qrels.txt")
     assert set(qrels.grade) == {0, 1, 2, 3}
-    judgments = read_judgments(f"{DATA}/human-preferences-dl21/judgments.txt")
+    judgments = read_judgments(DATA / "human-preferences-dl21" / "judgments.txt")
     assert len(judgments) == 11681
     assert ((judgments.winner == judgments.left) | (judgments.winner == judgments.right)).all()
 
@@ -54,8 +53,8 @@ def test_malformed_lines_are_named(tmp_path, reader, text, message):
 
 
 # ----- fast readers (pyarrow) against the line-by-line readers, which stay the validators -------------
-RUNS = sorted(Path(f"{DATA}/trec-dl-2021-passage/runs").iterdir())
-QRELS = [Path(f"{DATA}/trec-dl-2021-passage/qrels.txt"), *sorted(Path(f"{DATA}/human-preferences-dl21").glob("*.qrels"))]
+RUNS = sorted((DATA / "trec-dl-2021-passage" / "runs").iterdir())
+QRELS = [DATA / "trec-dl-2021-passage" / "qrels.txt", *sorted((DATA / "human-preferences-dl21").glob("*.qrels"))]
 
 
 def _run_fast(path: Path, name: str | None):
@@ -118,7 +117,7 @@ def _variants(rows: list[list[str]]) -> dict[str, tuple[str, bool]]:
 
 @pytest.mark.parametrize("variant", list(_variants([])))
 def test_whitespace_variants_read_as_the_line_reader_reads_them(tmp_path, variant):
-    with gzip.open(f"{DATA}/trec-dl-2021-passage/runs/p_bm25.gz", "rt") as fh:
+    with gzip.open(DATA / "trec-dl-2021-passage" / "runs" / "p_bm25.gz", "rt") as fh:
         rows = [line.replace("msmarco_passage_45", "passage_é").split() for line in fh.readlines()[:300]]
     qrels_rows = [[r[0], "0", r[2], str(int(r[3]) % 4)] for r in rows]
     for path in (tmp_path / "f.txt", tmp_path / "f.gz"):

@@ -10,15 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from helpers import DATA, cli_error, cli_output
 
-from irbandits.cli import app as cli
-from irbandits.errors import IrbanditsError
 from irbandits.judging.plan import majority_accuracy
 from irbandits.judging.replay import recorded_pools
 from irbandits.judging.topk import TopKProcess
 
-DL21 = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "human-preferences-dl21"
+DL21 = DATA / "human-preferences-dl21"
 
 ASSESSORS = '''
 import random
@@ -52,18 +50,6 @@ def broken(topic, query, left, right):
 '''
 
 
-def error(*args) -> str:
-    r = CliRunner().invoke(cli, [str(a) for a in args])
-    assert isinstance(r.exception, IrbanditsError), (r.exit_code, r.output, r.exception)
-    return str(r.exception)
-
-
-def irbandits(*args) -> str:
-    r = CliRunner().invoke(cli, [str(a) for a in args])
-    assert r.exit_code == 0, r.output
-    return r.output
-
-
 @pytest.fixture
 def campaign(tmp_path, monkeypatch):
     """40 topics with pools of 8-30 items (all grade 1 but one grade-3 item per topic) and their texts."""
@@ -84,25 +70,25 @@ def campaign(tmp_path, monkeypatch):
     sys.modules.pop("my_assessors", None)
 
 
-def run_cli(tmp_path: Path, assessor: str, *extra) -> TopKProcess:
+def judge_run(tmp_path: Path, assessor: str, *extra) -> TopKProcess:
     state = tmp_path / f"{assessor}.json"
-    irbandits("judge", "run", tmp_path / "qrels", "--assessor", f"my_assessors:{assessor}", "--queries",
-              tmp_path / "queries", "--texts", tmp_path / "texts", "--state", state, "--minimum", 50, *extra)
+    cli_output("judge", "run", tmp_path / "qrels", "--assessor", f"my_assessors:{assessor}", "--queries",
+               tmp_path / "queries", "--texts", tmp_path / "texts", "--state", state, "--minimum", 50, *extra)
     return TopKProcess.load(state)
 
 
 def test_plan_mean_judgments_within_10_percent_of_a_cli_campaign(campaign):
-    proc = run_cli(campaign, "noisy")
+    proc = judge_run(campaign, "noisy")
     actual = sum(len(t.log) for t in proc.topics.values())
-    out = json.loads(irbandits("judge", "plan", campaign / "qrels", "--minimum", 50, "--accuracy", 0.8,
-                               "--runs", 10, "--format", "json", "--cost-per-judgment", 0.36))
+    out = json.loads(cli_output("judge", "plan", campaign / "qrels", "--minimum", 50, "--accuracy", 0.8,
+                                "--runs", 10, "--format", "json", "--cost-per-judgment", 0.36))
     assert set(out) >= {"judgments", "best_found", "assessors", "cost"}
     assert out["judgments"]["p5"] <= out["judgments"]["mean"] <= out["judgments"]["p95"]
     assert abs(out["judgments"]["mean"] - actual) / actual < 0.10, (out["judgments"], actual)
     assert out["cost"]["mean"] == pytest.approx(out["judgments"]["mean"] * 0.36, abs=0.01)
     assert len(out["best_found"]["topics"]) == 40 and 0.3 < out["best_found"]["mean"] < 1
     assert 2 <= out["assessors"]["max"] <= 8
-    text = irbandits("judge", "plan", "--pool-sizes", "8,30", "--runs", 5)
+    text = cli_output("judge", "plan", "--pool-sizes", "8,30", "--runs", 5)
     assert "best item found" in text and "assessors needed" in text
 
 
@@ -111,17 +97,17 @@ def test_plan_with_more_assessors_per_pair_and_a_fitted_accuracy(tmp_path):
     assert majority_accuracy(0.8, 2) == pytest.approx(0.8)            # a tie goes to the first answer
     assert majority_accuracy(0.8, 3) == pytest.approx(0.8 ** 3 + 3 * 0.8 ** 2 * 0.2)
     (tmp_path / "quality.json").write_text(json.dumps({"accuracy": 0.9, "tests": 40}))
-    one = json.loads(irbandits("judge", "plan", "--pool-sizes", "20,12", "--runs", 10, "--format", "json",
-                               "--accuracy-from", tmp_path / "quality.json"))
-    three = json.loads(irbandits("judge", "plan", "--pool-sizes", "20,12", "--runs", 10, "--format", "json",
-                                 "--accuracy-from", tmp_path / "quality.json", "--assessors-per-pair", 3))
+    one = json.loads(cli_output("judge", "plan", "--pool-sizes", "20,12", "--runs", 10, "--format", "json",
+                                "--accuracy-from", tmp_path / "quality.json"))
+    three = json.loads(cli_output("judge", "plan", "--pool-sizes", "20,12", "--runs", 10, "--format", "json",
+                                  "--accuracy-from", tmp_path / "quality.json", "--assessors-per-pair", 3))
     assert one["accuracy"] == three["accuracy"] == 0.9
     assert 2.5 < three["judgments"]["mean"] / one["judgments"]["mean"] < 3.5
     assert three["assessors"]["max"] % 3 == 0 and three["best_found"]["mean"] >= one["best_found"]["mean"] - 0.1
-    assert "--pool-sizes: whole numbers" in error("judge", "plan", "--pool-sizes", "3,x")
+    assert "--pool-sizes: whole numbers" in cli_error("judge", "plan", "--pool-sizes", "3,x")
     (tmp_path / "bad.json").write_text("{}")
-    assert "not a campaign quality JSON" in error("judge", "plan", "--pool-sizes", "3", "--accuracy-from",
-                                                  tmp_path / "bad.json")
+    assert "not a campaign quality JSON" in cli_error("judge", "plan", "--pool-sizes", "3", "--accuracy-from",
+                                                      tmp_path / "bad.json")
 
 
 @pytest.mark.skipif(not DL21.exists(), reason="DL-2021 preference data not present")
@@ -132,21 +118,21 @@ def test_plan_reproduces_the_thesis_counts():
     j = pd.read_csv(DL21 / "judgments.txt", sep=" ", header=None, names=["topic", "left", "right", "winner"],
                     dtype=str)
     sizes = ",".join(str(len(p)) for p in recorded_pools(j).values())
-    plain = json.loads(irbandits("judge", "plan", "--pool-sizes", sizes, "--runs", 3, "--format", "json"))
-    extra = json.loads(irbandits("judge", "plan", "--pool-sizes", sizes, "--runs", 3, "--format", "json",
-                                 "--extra", 1))
+    plain = json.loads(cli_output("judge", "plan", "--pool-sizes", sizes, "--runs", 3, "--format", "json"))
+    extra = json.loads(cli_output("judge", "plan", "--pool-sizes", sizes, "--runs", 3, "--format", "json",
+                                  "--extra", 1))
     assert plain["items"] == 1570 and abs(plain["judgments"]["mean"] - 9713) / 9713 < 0.02
     assert abs(extra["judgments"]["mean"] - 10697) / 10697 < 0.02
-    case_a = json.loads(irbandits("judge", "plan", "--pool-sizes", 100, "--runs", 40, "--format", "json"))
+    case_a = json.loads(cli_output("judge", "plan", "--pool-sizes", 100, "--runs", 40, "--format", "json"))
     assert 590 <= case_a["judgments"]["min"] and case_a["judgments"]["max"] <= 770
     assert 2 <= case_a["assessors"]["max"] <= 5 and 0.3 < case_a["best_found"]["mean"] < 0.7
 
 
 def test_judge_run_with_a_grade_oracle_and_errors(campaign):
-    proc = run_cli(campaign, "oracle")
+    proc = judge_run(campaign, "oracle")
     assert all(proc.best()[t] == [f"d{t}-0"] for t in proc.topics)   # the grade-3 item of every topic
     for spec, message in (("my_assessors:broken", "assessor my_assessors:broken answered 'equal'"),
                           ("nomodule_xyz:f", "cannot import nomodule_xyz"), ("my_assessors:nope", "has no nope"),
                           ("justaname", "no automatic assessor is registered as 'justaname'")):
-        assert message in error("judge", "run", campaign / "qrels", "--assessor", spec, "--queries",
-                                campaign / "queries", "--texts", campaign / "texts", "--state", campaign / "c.json")
+        assert message in cli_error("judge", "run", campaign / "qrels", "--assessor", spec, "--queries",
+                                    campaign / "queries", "--texts", campaign / "texts", "--state", campaign / "c.json")

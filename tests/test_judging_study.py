@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import DATA
 
 from irbandits.errors import IrbanditsError
 from irbandits.io import read_judgments, read_qrels
@@ -17,7 +18,7 @@ from irbandits.problems import PreferenceMatrix
 from irbandits.studies.judging_study import PUBLISHED, PUBLISHED_REPORTED, figure_4_1, run_study, summarize
 from irbandits.synthetic import case_a, case_b
 
-DATA = "../shared/data/human-preferences-dl21/"
+DL21 = DATA / "human-preferences-dl21"
 
 
 def within_noise(count: int, runs: int, published: int, sds: float = 3.5) -> bool:
@@ -27,8 +28,8 @@ def within_noise(count: int, runs: int, published: int, sds: float = 3.5) -> boo
 
 
 def test_cases_are_the_released_matrices():
-    assert np.array_equal(PreferenceMatrix.load(DATA + "caseA.txt").p, case_a().p)
-    assert np.array_equal(PreferenceMatrix.load(DATA + "caseB.txt").p, case_b().p)
+    assert np.array_equal(PreferenceMatrix.load(DL21 / "caseA.txt").p, case_a().p)
+    assert np.array_equal(PreferenceMatrix.load(DL21 / "caseB.txt").p, case_b().p)
 
 
 @pytest.fixture(scope="module")
@@ -137,11 +138,11 @@ def test_study_is_reproducible_and_paired():
 
 # ----- replay of the recorded crowd judgments ----------------------------------------------------
 def test_replay_agrees_with_the_released_sets_like_a_rerun_does():
-    j = read_judgments(DATA + "judgments.txt")
+    j = read_judgments(DL21 / "judgments.txt")
     assert len(j) == 11_681
     pools = recorded_pools(j)
     assert len(pools) == 50
-    released = {"Set I": read_qrels(DATA + "Set-I.qrels"), "Combined I+II": read_qrels(DATA + "Combined-I+II.qrels")}
+    released = {"Set I": read_qrels(DL21 / "Set-I.qrels"), "Combined I+II": read_qrels(DL21 / "Combined-I+II.qrels")}
     table = replay_agreement(pools, j, released, runs=4, seed=1).set_index("released")
     # the thesis: Set I and Set II, two independent final phases, share a best item on 22 of 50 topics
     assert 0.3 <= table.loc["Set I", "share"] <= 0.6

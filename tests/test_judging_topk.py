@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 
 import numpy as np
 import pytest
+from helpers import shell
 
 from irbandits.errors import IrbanditsError
 from irbandits.io import read_qrels
@@ -175,9 +174,9 @@ def test_bad_answers():
         proc.add("t", "d00", "zz", "d00")
 
 
-def test_pools_top_down_by_grade():
-    pools = grade_pools(read_qrels("../shared/data/trec-dl-2021-passage/qrels.txt"))
-    qrels = read_qrels("../shared/data/trec-dl-2021-passage/qrels.txt")
+def test_pools_top_down_by_grade(data):
+    pools = grade_pools(read_qrels(data / "trec-dl-2021-passage" / "qrels.txt"))
+    qrels = read_qrels(data / "trec-dl-2021-passage" / "qrels.txt")
     assert len(pools) == 53 and min(map(len, pools.values())) >= 5
     for topic, pool in pools.items():
         g = qrels[(qrels.topic == topic)].set_index("docno").grade
@@ -188,39 +187,34 @@ def test_pools_top_down_by_grade():
         assert len(g[g > grades.min()]) < 5 or grades.min() == g.max()
 
 
-# ----- CLI -------------------------------------------------------------------------------------
-def cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "irbandits.cli", "judge", *args], capture_output=True,
-                          text=True, cwd=cwd)
-
-
+# ----- CLI (in a new process, in the campaign's folder) ------------------------------------------
 def test_cli_campaign(tmp_path):
     (tmp_path / "q.txt").write_text("".join(f"7 0 d{i:02d} {3 if i < 12 else 1}\n" for i in range(15))
                                     + "8 0 solo 2\n8 0 other 1\n8 0 zero 0\n")
-    r = cli("init", "q.txt", "--state", "s.json", "--minimum", "1", cwd=tmp_path)
+    r = shell("judge", "init", "q.txt", "--state", "s.json", "--minimum", "1", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "2 topics, pool sizes 1-12" in r.stdout
     rounds = 0
     while True:
-        req = cli("requests", "--state", "s.json", cwd=tmp_path).stdout.split("\n")
+        req = shell("judge", "requests", "--state", "s.json", cwd=tmp_path).stdout.split("\n")
         lines = [x.split() for x in req if x]
         if not lines:
             break
         (tmp_path / "j.txt").write_text("".join(f"{t} {a} {b} {min(a, b)}\n" for t, a, b in lines))
-        r = cli("add", "j.txt", "--state", "s.json", cwd=tmp_path)
+        r = shell("judge", "add", "j.txt", "--state", "s.json", cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         rounds += 1
     assert rounds >= 2
-    best = cli("qrels", "--state", "s.json", "--best", cwd=tmp_path).stdout.split("\n")
+    best = shell("judge", "qrels", "--state", "s.json", "--best", cwd=tmp_path).stdout.split("\n")
     assert set(filter(None, best)) == {"7 Q0 d00 1", "8 Q0 solo 1"}
-    top = [x.split() for x in cli("qrels", "--state", "s.json", cwd=tmp_path).stdout.split("\n") if x]
+    top = [x.split() for x in shell("judge", "qrels", "--state", "s.json", cwd=tmp_path).stdout.split("\n") if x]
     assert [d for t, _, d, _ in top if t == "7"][:1] == ["d00"] and len([1 for t, *_ in top if t == "7"]) >= 5
-    assert "2 of 2 topics done" in cli("status", "--state", "s.json", cwd=tmp_path).stdout
+    assert "2 of 2 topics done" in shell("judge", "status", "--state", "s.json", cwd=tmp_path).stdout
 
 
 def test_cli_bad_input_names_file_and_line_and_keeps_state(tmp_path):
     (tmp_path / "q.txt").write_text("".join(f"7 0 d{i} 1\n" for i in range(5)))
-    assert cli("init", "q.txt", "--state", "s.json", cwd=tmp_path).returncode == 0
+    assert shell("judge", "init", "q.txt", "--state", "s.json", cwd=tmp_path).returncode == 0
     before = (tmp_path / "s.json").read_text()
     cases = {
         "7 d0 d1 d0\n7 d0 d1 d2\n": "j.txt, line 2, column 4: the winner d2 is neither d0 nor d1",
@@ -230,12 +224,12 @@ def test_cli_bad_input_names_file_and_line_and_keeps_state(tmp_path):
     }
     for text, message in cases.items():
         (tmp_path / "j.txt").write_text(text)
-        r = cli("add", "j.txt", "--state", "s.json", cwd=tmp_path)
+        r = shell("judge", "add", "j.txt", "--state", "s.json", cwd=tmp_path)
         assert r.returncode == 2 and message in r.stderr, r.stderr
         assert (tmp_path / "s.json").read_text() == before  # nothing of the file was recorded
-    assert cli("init", "q.txt", "--state", "s.json", cwd=tmp_path).returncode == 2  # no silent overwrite
+    assert shell("judge", "init", "q.txt", "--state", "s.json", cwd=tmp_path).returncode == 2  # no silent overwrite
     (tmp_path / "bad.json").write_text("{")
-    r = cli("status", "--state", "bad.json", cwd=tmp_path)
+    r = shell("judge", "status", "--state", "bad.json", cwd=tmp_path)
     assert r.returncode == 2 and "bad.json: not a judging state file" in r.stderr
     json.loads(before)
 
@@ -243,12 +237,12 @@ def test_cli_bad_input_names_file_and_line_and_keeps_state(tmp_path):
 def test_cli_duplicates_merged(tmp_path):
     (tmp_path / "q.txt").write_text("".join(f"7 0 d{i} 1\n" for i in range(6)))
     (tmp_path / "t.tsv").write_text("d0\tsame text\nd1\tother\nd3\tsame text\nd4\tx\n")
-    r = cli("init", "q.txt", "--state", "s.json", "--texts", "t.tsv", "--merge-duplicates", cwd=tmp_path)
+    r = shell("judge", "init", "q.txt", "--state", "s.json", "--texts", "t.tsv", "--merge-duplicates", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "exact duplicates: 2 items in 1 groups" in r.stdout and "7: d0 = d3" in r.stdout
-    req = [x.split() for x in cli("requests", "--state", "s.json", cwd=tmp_path).stdout.split("\n") if x]
+    req = [x.split() for x in shell("judge", "requests", "--state", "s.json", cwd=tmp_path).stdout.split("\n") if x]
     assert len(req) == 10 and not any("d3" in x for x in req)  # 5 distinct items
     (tmp_path / "j.txt").write_text("".join(f"{t} {a} {b} {min(a, b)}\n" for t, a, b in req))
-    assert cli("add", "j.txt", "--state", "s.json", cwd=tmp_path).returncode == 0
-    best = set(filter(None, cli("qrels", "--state", "s.json", "--best", cwd=tmp_path).stdout.split("\n")))
+    assert shell("judge", "add", "j.txt", "--state", "s.json", cwd=tmp_path).returncode == 0
+    best = set(filter(None, shell("judge", "qrels", "--state", "s.json", "--best", cwd=tmp_path).stdout.split("\n")))
     assert best == {"7 Q0 d0 1", "7 Q0 d3 1"}

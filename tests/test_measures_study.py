@@ -2,34 +2,33 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pandas as pd
 import pytest
-from test_measures import ref_compatibility, ref_pgc
+from helpers import DATA, shell
+from measure_references import ref_compatibility, ref_pgc
 
 from irbandits.io import read_judgments, read_qrels, read_runs
 from irbandits.measures import compatibility, evaluate, mean_over_topics
 from irbandits.measures.correlation import tau
 from irbandits.studies.best_item_study import random_label_baseline, run_study
 
-DATA = "../shared/data"
-RUNS = f"{DATA}/trec-dl-2021-passage/runs"
-QRELS = f"{DATA}/trec-dl-2021-passage/qrels.txt"
-JUDGMENTS = f"{DATA}/human-preferences-dl21/judgments.txt"
-COMBINED = f"{DATA}/human-preferences-dl21/Combined-I+II.qrels"
+RUNS = DATA / "trec-dl-2021-passage" / "runs"
+QRELS = DATA / "trec-dl-2021-passage" / "qrels.txt"
+JUDGMENTS = DATA / "human-preferences-dl21" / "judgments.txt"
+COMBINED = DATA / "human-preferences-dl21" / "Combined-I+II.qrels"
 
 
 @pytest.fixture(scope="module")
-def data():
+def tables():
+    """The DL-2021 runs, qrels and preference judgments, read once."""
     return read_runs(RUNS), read_qrels(QRELS), read_judgments(JUDGMENTS)
 
 
-def test_all_runs_all_measures_in_seconds_and_equal_to_the_references(data):
-    runs, qrels, judgments = data
+def test_all_runs_all_measures_in_seconds_and_equal_to_the_references(tables):
+    runs, qrels, judgments = tables
     start = time.perf_counter()
     table = evaluate(runs, ["ndcg_cut_10", "compatibility", "pgc", "best_rr"], qrels=qrels, judgments=judgments)
     seconds = time.perf_counter() - start
@@ -52,8 +51,8 @@ def test_all_runs_all_measures_in_seconds_and_equal_to_the_references(data):
                 ref_pgc(list(run.docno[run.topic == topic]), edges), rel=1e-9)
 
 
-def test_random_labels_with_one_candidate_per_topic_are_best_item_mrr(data):
-    runs, qrels, _ = data
+def test_random_labels_with_one_candidate_per_topic_are_best_item_mrr(tables):
+    runs, qrels, _ = tables
     one = qrels[qrels.grade == 3].groupby("topic").head(1)       # a single top-grade passage per topic
     table = evaluate(runs, ["best_rr", "ndcg_cut_10"], qrels=qrels, best=one)
     means = mean_over_topics(table).pivot(index="run", columns="measure", values="value")
@@ -76,15 +75,11 @@ def test_best_item_study_reproduces_the_thesis():
     assert study["means"].loc["NLE_P_v1", "MRR (Combined I+II)"] == pytest.approx(0.3946, abs=0.01)
 
 
-def irbandits(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "irbandits.cli", *args], capture_output=True, text=True)
-
-
 def test_cli_evaluate_csv_parquet_and_compare_measures(tmp_path):
-    runs = [f"{RUNS}/NLE_P_v1.gz", f"{RUNS}/watpfd.gz", f"{RUNS}/yorku21_a.gz"]
+    runs = [RUNS / "NLE_P_v1.gz", RUNS / "watpfd.gz", RUNS / "yorku21_a.gz"]
     args = [a for r in runs for a in ("--runs", r)]
-    r = irbandits("evaluate", *args, "--qrels", QRELS, "--judgments", JUDGMENTS, "-m", "ndcg_cut_10", "-m", "pgc",
-                  "--format", "csv", "--per-topic", "--out", str(tmp_path / "e.parquet"))
+    r = shell("evaluate", *args, "--qrels", QRELS, "--judgments", JUDGMENTS, "-m", "ndcg_cut_10", "-m", "pgc",
+              "--format", "csv", "--per-topic", "--out", str(tmp_path / "e.parquet"))
     assert r.returncode == 0, r.stderr
     rows = pd.read_csv(pd.io.common.StringIO(r.stdout), dtype={"topic": str})
     assert list(rows.columns) == ["run", "topic", "measure", "value"]
@@ -93,8 +88,8 @@ def test_cli_evaluate_csv_parquet_and_compare_measures(tmp_path):
     assert "evaluated 3 runs x 2 measures in" in r.stderr
     assert len(pd.read_parquet(tmp_path / "e.parquet")) == len(rows)
     plot = tmp_path / "c.png"
-    r = irbandits("compare-measures", "--runs", RUNS, "--qrels", QRELS, "--best", COMBINED, "-m", "ndcg_cut_10",
-                  "-m", "best_rr", "--samples", "50", "--plot", str(plot))
+    r = shell("compare-measures", "--runs", RUNS, "--qrels", QRELS, "--best", COMBINED, "-m", "ndcg_cut_10",
+              "-m", "best_rr", "--samples", "50", "--plot", str(plot))
     assert r.returncode == 0, r.stderr
     assert "0.658" in r.stdout and plot.stat().st_size > 10_000
 
@@ -107,15 +102,15 @@ def test_cli_evaluate_csv_parquet_and_compare_measures(tmp_path):
     (["-m", "ndcg_cut", "--qrels", QRELS], "error: 'ndcg_cut' names 9 measures (nDCG@5, nDCG@10, nDCG@15, ...)"),
 ])
 def test_cli_mistakes_are_one_line(args, message):
-    r = irbandits("evaluate", "--runs", f"{RUNS}/watpfd.gz", *args)
+    r = shell("evaluate", "--runs", RUNS / "watpfd.gz", *args)
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
-def test_compatibility_equals_ir_measures_compat_at_its_depth(data):
+def test_compatibility_equals_ir_measures_compat_at_its_depth(tables):
     """ir-measures' Compat evaluates RBO to the longer of run and ideal, not to 1000; at that depth they agree."""
     import ir_measures
 
-    runs, qrels, _ = data
+    runs, qrels, _ = tables
     run = runs[runs.run == "watpfd"]
     compat = ir_measures.parse_measure("Compat(p=0.95)")
     frame = pd.DataFrame({"query_id": run.topic, "doc_id": run.docno, "score": 1.0 / run["rank"]})

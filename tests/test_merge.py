@@ -4,10 +4,10 @@ and the behaviour the papers report on MSLR-Navigational."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import DATA
 from scipy.special import betainc
 from scipy.stats import chi2_contingency
 
@@ -21,7 +21,7 @@ from irbandits.rng import beta, new_rng, uniform
 from irbandits.simulate import run_one
 from irbandits.synthetic import random_bradley_terry
 
-MSLR = Path(__file__).resolve().parents[2] / "shared" / "data" / "preference-matrices" / "mslr-navigational.txt"
+MSLR = DATA / "preference-matrices" / "mslr-navigational.txt"
 
 
 # ----- a slow reference that recomputes everything from scratch every step ---------------------

@@ -3,14 +3,11 @@ paper's claims beside the run's numbers."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from helpers import DATA
 
-from irbandits.cli import app
 from irbandits.clicks.online_metrics import per_impression
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix, get_problem
@@ -27,7 +24,7 @@ from irbandits.studies import (
     rucb_vs_savage,
 )
 
-MSLR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "preference-matrices" / "mslr-navigational.txt"
+MSLR = DATA / "preference-matrices" / "mslr-navigational.txt"
 
 
 def test_cycles_mergedts_finds_the_winner_and_report_has_the_claims():
@@ -216,10 +213,9 @@ def test_large_scale_runs_both_matrices():
     assert "| MSLR-Navigational: REX3's regret grows like sqrt(T) | grows like t^" in text
 
 
-def test_reproduce_command_writes_the_report_and_figures(tmp_path):
+def test_reproduce_command_writes_the_report_and_figures(tmp_path, cli):
     out = tmp_path / "rcs"
-    r = CliRunner().invoke(app, ["reproduce", "rcs-vs-rucb", "--horizon", "1e3", "--runs", "2", "--jobs", "1",
-                                 "--out", str(out)])
+    r = cli("reproduce", "rcs-vs-rucb", "--horizon", "1e3", "--runs", "2", "--jobs", "1", "--out", out)
     assert r.exit_code == 0, r.output
     text = (out / "rcs-vs-rucb.md").read_text()
     assert "1,000 steps, 2 runs per algorithm" in text and "![rcs-vs-rucb-stability](rcs-vs-rucb-stability.png)" in text

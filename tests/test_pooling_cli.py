@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import gzip
-import subprocess
-import sys
 import threading
 import time
 
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from helpers import shell
 
-from irbandits.cli import app
 from irbandits.errors import IrbanditsError
 from irbandits.io import read_qrels, read_runs
 from irbandits.pooling import depth_pools
@@ -26,16 +23,6 @@ RUNS = {  # run -> topic -> docs, best first
     "gamma": {"1": "kblmcn", "2": "qwxt"},
 }
 QRELS = "1 0 a 1\n1 0 b 2\n1 0 c 1\n1 0 h 1\n1 0 m 0\n2 0 p 1\n2 0 q 3\n2 0 w 1\n"
-
-
-def irbandits(*args: str) -> subprocess.CompletedProcess:
-    """The real command line, in a new process (exit codes and stderr as users see them)."""
-    return subprocess.run([sys.executable, "-m", "irbandits.cli", "pool", *args], capture_output=True, text=True)
-
-
-def pool(*args: str):
-    """The same commands in this process (fast); a user mistake comes back as ``result.exception``."""
-    return CliRunner().invoke(app, ["pool", *args])
 
 
 @pytest.fixture
@@ -53,8 +40,8 @@ def campaign_files(tmp_path):
 
 def test_simulate_writes_curves_plot_table_and_time(campaign_files):
     out = campaign_files / "out"
-    r = irbandits("simulate", "--runs", str(campaign_files / "runs"), "--qrels", str(campaign_files / "qrels.txt"),
-                  "--depth", "3", "--method", "MTF", "-m", "Random", "-m", "MM-NS", "--repetitions", "4", "--out", str(out))
+    r = shell("pool", "simulate", "--runs", str(campaign_files / "runs"), "--qrels", str(campaign_files / "qrels.txt"),
+              "--depth", "3", "--method", "MTF", "-m", "Random", "-m", "MM-NS", "--repetitions", "4", "--out", str(out))
     assert r.returncode == 0, r.stderr
     curves = pd.read_parquet(out / "curves.parquet")
     assert {"method", "topic", "repetition", "judgments", "relevant_found"} <= set(curves.columns)
@@ -72,22 +59,22 @@ def test_simulate_relevant_grade_two(campaign_files):
     assert pools["1"].docnos[rel == 1].tolist() == ["b"]
 
 
-def test_campaign_init_next_add(campaign_files):
+def test_campaign_init_next_add(campaign_files, cli):
     state = campaign_files / "state.json"
     runs = str(campaign_files / "runs")
-    assert pool("init", "--runs", runs, "--depth", "3", "--method", "MTF", "--state", str(state)).exit_code == 0
-    r = pool("next", "--state", str(state))
+    assert cli("pool", "init", "--runs", runs, "--depth", "3", "--method", "MTF", "--state", str(state)).exit_code == 0
+    r = cli("pool", "next", "--state", str(state))
     assert r.exit_code == 0, r.output
     assert r.stdout.split("\n")[:2] == ["1 a alpha", "2 p alpha"]
-    assert pool("next", "--state", str(state)).stdout == r.stdout            # no judgment: the same documents
+    assert cli("pool", "next", "--state", str(state)).stdout == r.stdout  # no judgment: the same documents
     judgments = campaign_files / "j1.txt"
     judgments.write_text("1 0 a 1\n2 0 p 0\n")
-    r = pool("add", str(judgments), "--state", str(state))
+    r = cli("pool", "add", str(judgments), "--state", str(state))
     assert r.exit_code == 0, r.output
     # MTF: a relevant -> stay on alpha (b); p not relevant -> beta's first unjudged document (t)
-    assert pool("next", "--state", str(state), "--topic", "2").stdout == "2 t beta\n"
-    assert pool("next", "--state", str(state), "--topic", "1").stdout == "1 b alpha\n"
-    r = irbandits("init", "--runs", runs, "--state", str(state))             # the real CLI: one line, exit 2
+    assert cli("pool", "next", "--state", str(state), "--topic", "2").stdout == "2 t beta\n"
+    assert cli("pool", "next", "--state", str(state), "--topic", "1").stdout == "1 b alpha\n"
+    r = shell("pool", "init", "--runs", runs, "--state", str(state))      # the real CLI: one line, exit 2
     assert r.returncode == 2 and "exists; pass --force" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -98,14 +85,14 @@ def test_campaign_init_next_add(campaign_files):
     ("1 0 b 1\n1 0 c\n", "j.txt, line 2: a qrels line has 4 columns"),
     ("1 0 b one\n", "j.txt, line 1, column 4: grade must be a number"),
 ])
-def test_bad_judgments_name_file_and_line_and_leave_the_state_alone(campaign_files, text, message):
+def test_bad_judgments_name_file_and_line_and_leave_the_state_alone(campaign_files, text, message, cli):
     state = campaign_files / "state.json"
-    pool("init", "--runs", str(campaign_files / "runs"), "--depth", "3", "--method", "BLA", "--state", str(state))
+    cli("pool", "init", "--runs", str(campaign_files / "runs"), "--depth", "3", "--method", "BLA", "--state", str(state))
     (campaign_files / "a.txt").write_text("1 0 a 1\n")
-    assert pool("add", str(campaign_files / "a.txt"), "--state", str(state)).exit_code == 0
+    assert cli("pool", "add", str(campaign_files / "a.txt"), "--state", str(state)).exit_code == 0
     before = state.read_bytes()
     (campaign_files / "j.txt").write_text(text)
-    r = pool("add", str(campaign_files / "j.txt"), "--state", str(state))
+    r = cli("pool", "add", str(campaign_files / "j.txt"), "--state", str(state))
     assert isinstance(r.exception, IrbanditsError) and message in str(r.exception)
     assert state.read_bytes() == before                     # b (line 1) was not applied either
     assert not list(campaign_files.glob(".state.json*"))    # no temporary file left behind
@@ -113,18 +100,18 @@ def test_bad_judgments_name_file_and_line_and_leave_the_state_alone(campaign_fil
 
 def test_repeated_documents_warn_and_keep_the_first(campaign_files):
     (campaign_files / "runs" / "delta").write_text("1 Q0 z 1 9 delta\n1 Q0 y 2 8 delta\n1 Q0 z 3 10 delta\n")
-    r = irbandits("init", "--runs", str(campaign_files / "runs"), "--depth", "1", "--method", "DocID",
-                  "--state", str(campaign_files / "s.json"))
+    r = shell("pool", "init", "--runs", str(campaign_files / "runs"), "--depth", "1", "--method", "DocID",
+              "--state", str(campaign_files / "s.json"))
     assert r.returncode == 0 and "delta: 1 repeated document(s) within a topic; kept the first" in r.stderr
     # delta's rank 1 is z (score 9, the first line), not z at score 10 -> topic 1 pools a, b, k, z
     assert Campaign.load(campaign_files / "s.json").topics["1"].pool.docnos.tolist() == ["a", "b", "k", "z"]
 
 
-def test_malformed_run_and_missing_state(campaign_files):
+def test_malformed_run_and_missing_state(campaign_files, cli):
     (campaign_files / "runs" / "delta").write_text("1 Q0 a 1 9 delta\n1 Q0 b two 8 delta\n")
-    r = irbandits("init", "--runs", str(campaign_files / "runs"), "--state", str(campaign_files / "s.json"))
+    r = shell("pool", "init", "--runs", str(campaign_files / "runs"), "--state", str(campaign_files / "s.json"))
     assert r.returncode == 2 and "delta, line 2, column 4: rank must be a number" in r.stderr
-    r = pool("next", "--state", str(campaign_files / "none.json"))
+    r = cli("pool", "next", "--state", str(campaign_files / "none.json"))
     assert str(r.exception).endswith("none.json: no such file")
 
 

@@ -6,19 +6,20 @@ import math
 
 import numpy as np
 import pytest
+from helpers import DATA
 
 from irbandits.io import read_qrels, read_runs
 from irbandits.pooling import depth_pools, get_method, list_methods
 from irbandits.pooling.simulate import found_at, simulate_pools, walk
 
-DATA = "../shared/data/trec-dl-2021-passage"
+DL21 = DATA / "trec-dl-2021-passage"
 TOPICS = 6  # topics checked against the references (the first ones in topic order)
 
 
 @pytest.fixture(scope="module")
 def dl():
-    pools = depth_pools(read_runs(f"{DATA}/runs"), depth=10)
-    qrels = read_qrels(f"{DATA}/qrels.txt")
+    pools = depth_pools(read_runs(DL21 / "runs"), depth=10)
+    qrels = read_qrels(DL21 / "qrels.txt")
     return pools, {g: {t: p.relevance(qrels, g) for t, p in pools.items()} for g in (1, 2)}
 
 
@@ -180,6 +181,6 @@ def test_table_on_the_53_topics(dl):
 
 def test_the_dl_pools_are_judged_but_for_84_documents(dl):
     pools, rels = dl
-    qrels = read_qrels(f"{DATA}/qrels.txt")
+    qrels = read_qrels(DL21 / "qrels.txt")
     assert sum(p.size for p in pools.values()) == 7447 and sum(p.unjudged(qrels) for p in pools.values()) == 84
     assert sum(r.sum() for r in rels[1].values()) == 4025 and sum(r.sum() for r in rels[2].values()) == 1939

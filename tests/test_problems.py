@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from helpers import DATA
 
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix, get_problem, list_problems
 from irbandits.synthetic import bradley_terry, linear
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "preference-matrices"
+SHARED = DATA / "preference-matrices"
 
 RPS = [[0.5, 0.7, 0.2], [0.3, 0.5, 0.8], [0.8, 0.2, 0.5]]  # rock-paper-scissors, no Condorcet winner
 
@@ -117,7 +116,7 @@ def test_copeland_500_has_three_cyclic_winners_of_score_498():
 
 
 def test_judging_cases_match_the_shared_matrices():
-    data = SHARED.parent / "human-preferences-dl21"
+    data = DATA / "human-preferences-dl21"
     assert np.array_equal(get_problem("case-a").p, np.loadtxt(data / "caseA.txt"))
     assert np.array_equal(get_problem("case-b").p, np.loadtxt(data / "caseB.txt"))
 

@@ -12,13 +12,10 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import shell
 
 from irbandits.problems import get_problem
 from irbandits.tasks import HOLD_AFTER
-
-
-def irbandits(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "irbandits.cli", "simulate", *args], capture_output=True, text=True)
 
 
 def pieces(out) -> set[str]:
@@ -47,10 +44,10 @@ def test_ctrl_c_keeps_finished_runs_and_the_same_command_resumes(tmp_path, jobs)
     assert f"interrupted: 2 of 10 runs finished and kept in {out}; run the same command again" in stderr
     assert "Traceback" not in stderr and not (out / "results.parquet").exists()
 
-    resumed = irbandits(*args, "--out", str(out))
+    resumed = shell("simulate", *args, "--out", str(out))
     assert resumed.returncode == 0, resumed.stderr
     if jobs == "2":  # one uninterrupted reference is enough: results do not depend on --jobs
-        whole = irbandits(*args, "--out", str(tmp_path / "whole"))
+        whole = shell("simulate", *args, "--out", str(tmp_path / "whole"))
         assert whole.returncode == 0, whole.stderr
         a, b = (pd.read_parquet(d / "results.parquet").drop(columns="run_seconds") for d in (out, tmp_path / "whole"))
         pd.testing.assert_frame_equal(a, b)
@@ -58,11 +55,11 @@ def test_ctrl_c_keeps_finished_runs_and_the_same_command_resumes(tmp_path, jobs)
 
 def test_an_out_dir_of_other_settings_is_refused_unless_force(tmp_path):
     out = tmp_path / "o"
-    first = irbandits("--problem", "arithmetic", "-a", "RUCB", "--horizon", "1000", "--runs", "3", "--out", str(out))
+    first = shell("simulate", "--problem", "arithmetic", "-a", "RUCB", "--horizon", "1000", "--runs", "3", "--out", str(out))
     assert first.returncode == 0, first.stderr
     before = {name: (out / name).read_bytes() for name in ("results.parquet", "config.json", "accuracy.png")}
-    r = irbandits("--problem", "arithmetic", "-a", "RUCB", "-a", "DTS", "--horizon", "1000", "--runs", "5",
-                  "--out", str(out))
+    r = shell("simulate", "--problem", "arithmetic", "-a", "RUCB", "-a", "DTS", "--horizon", "1000", "--runs", "5",
+              "--out", str(out))
     assert r.returncode == 2
     message = r.stderr.strip()
     assert len(message.splitlines()) == 1 and "{" not in message and "Traceback" not in message
@@ -70,8 +67,8 @@ def test_an_out_dir_of_other_settings_is_refused_unless_force(tmp_path):
     assert "--force" in message and "--out" in message
     assert before == {name: (out / name).read_bytes() for name in before}
 
-    forced = irbandits("--problem", "arithmetic", "-a", "RUCB", "-a", "DTS", "--horizon", "1000", "--runs", "5",
-                       "--out", str(out), "--force")
+    forced = shell("simulate", "--problem", "arithmetic", "-a", "RUCB", "-a", "DTS", "--horizon", "1000", "--runs", "5",
+                   "--out", str(out), "--force")
     assert forced.returncode == 0, forced.stderr
     table = pd.read_parquet(out / "results.parquet")
     assert set(table.algorithm) == {"RUCB", "DTS"} and table.run.nunique() == 5
@@ -82,7 +79,7 @@ def test_table_says_mean_se_prints_plain_numbers_and_names_winners(tmp_path):
     m = tmp_path / "m.txt"
     P = get_problem("arithmetic").p[:4, :4]
     np.savetxt(m, P[::-1, ::-1], header="rankers: bm25 dense splade colbert")  # colbert is the Condorcet winner
-    r = irbandits("--matrix", str(m), "-a", "RUCB", "--horizon", "3e5", "--runs", "2", "--out", str(tmp_path / "o"))
+    r = shell("simulate", "--matrix", str(m), "-a", "RUCB", "--horizon", "3e5", "--runs", "2", "--out", str(tmp_path / "o"))
     assert r.returncode == 0, r.stderr
     assert "Condorcet winner(s) colbert;" in r.stdout
     assert "regret (mean ± SE)" in r.stdout and "seconds_per_run" in r.stdout and "mean" in r.stdout

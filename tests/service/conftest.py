@@ -31,6 +31,55 @@ def login(service, token: str = ADMIN):
     return service.client.post("/admin/login", data={"token": token, "csrf": csrf_of(page)}, follow_redirects=False)
 
 
+# ----- campaign bodies and an assessor who knows the answers (the API tests share them) ------------
+SCRIPT = 'Best <script>alert("x")</script> & "quotes"'
+
+
+def preference_body(**options) -> dict:
+    """A preference campaign: topic 1's twelve passages (d0, a script, among them), topic 2's four."""
+    qrels = "".join(f"1 0 d{i} {3 if i < 4 else 2}\n" for i in range(12)) + "".join(f"2 0 e{i} 1\n" for i in range(4))
+    texts = {f"d{i}": f"passage d{i}" for i in range(12)} | {f"e{i}": f"passage e{i}" for i in range(4)}
+    texts["d0"] = SCRIPT
+    return dict(name="pref", kind="preference", topics={"1": "first <b>question</b>", "2": "second"},
+                texts=texts, qrels=qrels, options={"seed": 3, **options})
+
+
+def strength(docno: str) -> int:
+    return -int(docno[1:])
+
+
+def oracle(task: dict) -> str:
+    """The answer of an assessor who always prefers the lower-numbered document (d0 over d1, ...)."""
+    left, right = (item["docno"] for item in task["items"])
+    return "left" if strength(left) > strength(right) else "right"
+
+
+def work(service, who, limit: int = 10_000, prefix: str = "") -> int:
+    """Answer with the oracle until nothing is left for ``who``; returns the number of answers."""
+    for n in range(limit):
+        r = service.next(who)
+        if r.status_code == 204:
+            return n
+        assert service.answer(who, r.json()["task"], oracle(r.json()), f"{prefix}{who['id']}-{n}").status_code == 200
+    return limit
+
+
+def exported(service, cid: int) -> list[list[str]]:
+    """The campaign's judgments as the organiser exports them, each line split."""
+    r = service.admin("GET", f"/api/campaigns/{cid}/judgments")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    return [line.split() for line in r.text.splitlines()]
+
+
+def graded_body(**options) -> dict:
+    """A graded campaign pooled from two runs (MTF to depth 5); e0's text is :data:`SCRIPT`."""
+    runs = {"x": "".join(f"1 Q0 d{i} {i + 1} {10 - i} x\n" for i in range(6)) + "2 Q0 e0 1 5 x\n",
+            "y": "".join(f"1 Q0 d{j} {i + 1} {10 - i} y\n" for i, j in enumerate([5, 4, 7, 8])) + "2 Q0 e1 1 5 y\n"}
+    texts = {f"d{i}": f"doc {i}" for i in range(9)} | {"e0": SCRIPT, "e1": "e one"}
+    return dict(name="graded", kind="graded", topics={"1": "q1", "2": "q2"}, texts=texts, runs=runs,
+                options={"depth": 5, "method": "MTF", **options})
+
+
 class Clock:
     """A settable clock, so tests expire leases without sleeping."""
 

@@ -20,7 +20,7 @@ from irbandits.service.app import create_app
 from irbandits.service.credentials import secrets_path, token_hash
 from irbandits.service.models import Base
 
-from .test_api import SCRIPT, preference_body
+from .conftest import SCRIPT, preference_body
 
 
 def test_migrations_create_exactly_the_models(service):

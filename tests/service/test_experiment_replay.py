@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-from typer.testing import CliRunner
+from helpers import DATA, run_cli
 
-from irbandits.cli import app
 from irbandits.clicks.environment import ClickEnvironment
 from irbandits.clicks.ltr import read_ltr
 from irbandits.errors import IrbanditsError
@@ -17,16 +16,14 @@ from irbandits.simulate import simulate
 
 from .conftest import ADMIN
 
-LTR = Path(__file__).parents[3] / "shared" / "data" / "ltr" / "lightgbm-lambdarank-sample" / "rank.test"
-LTR = LTR if LTR.exists() else Path("/work/shared/data/ltr/lightgbm-lambdarank-sample/rank.test")
+LTR = DATA / "ltr" / "lightgbm-lambdarank-sample" / "rank.test"
 
 
 def run(live: str, tmp_path: Path, matrix: Path, feedback: str, n: int, algorithm: str) -> pd.DataFrame:
     out = tmp_path / feedback
-    r = CliRunner().invoke(app, ["experiment-replay", "--url", live, "--token", ADMIN, "--ltr", str(LTR),
-                                 "--rankers", "1,11,100,121", "--click-model", "navigational", "--interleaving",
-                                 "team-draft", "--matrix", str(matrix), "--impressions", str(n), "--seed", "7",
-                                 "--feedback", feedback, "-a", algorithm, "--out", str(out)])
+    r = run_cli("experiment-replay", "--url", live, "--token", ADMIN, "--ltr", LTR, "--rankers", "1,11,100,121",
+                "--click-model", "navigational", "--interleaving", "team-draft", "--matrix", matrix, "--impressions", n,
+                "--seed", "7", "--feedback", feedback, "-a", algorithm, "--out", out)
     assert r.exit_code == 0, r.output
     assert (out / "regret.png").stat().st_size > 0
     return pd.read_parquet(out / "results.parquet")
@@ -47,7 +44,7 @@ def test_replay_with_votes_equals_the_simulation_and_clicks_run_the_full_cycle(s
     assert [(s.impressions, s.outcomes, s.expired) for s in states] == [(400, 400, 0), (150, 150, 0)]
 
 
-def test_replay_names_an_unreachable_service(tmp_path):
-    r = CliRunner().invoke(app, ["experiment-replay", "--url", "http://127.0.0.1:9", "--token", "x", "--ltr",
-                                 str(LTR), "--rankers", "1-3", "--impressions", "5", "--out", str(tmp_path)])
+def test_replay_names_an_unreachable_service(tmp_path, cli):
+    r = cli("experiment-replay", "--url", "http://127.0.0.1:9", "--token", "x", "--ltr", LTR, "--rankers", "1-3",
+            "--impressions", "5", "--out", tmp_path)
     assert isinstance(r.exception, IrbanditsError) and "cannot reach the service" in str(r.exception)

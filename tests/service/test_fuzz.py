@@ -16,8 +16,7 @@ from collections import Counter
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from .conftest import ADMIN, Service
-from .test_api import graded_body, preference_body
+from .conftest import ADMIN, Service, graded_body, preference_body
 
 schemathesis = pytest.importorskip("schemathesis")
 from schemathesis.checks import not_a_server_error, response_schema_conformance  # noqa: E402

@@ -7,22 +7,14 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from helpers import DATA, cli_output
 
-from irbandits.cli import app as cli
 from irbandits.judging.topk import TopKProcess
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trec-dl-2021-passage"
-
-
-def irbandits(*args: str) -> str:
-    r = CliRunner().invoke(cli, list(map(str, args)))
-    assert r.exit_code == 0, r.output
-    return r.output
+DL21 = DATA / "trec-dl-2021-passage"
 
 
 def new_lines(service, cid: int, seen: int) -> list[str]:
@@ -51,14 +43,14 @@ def test_preference_campaign_equals_the_judge_cli_loop(service, tmp_path):
                            qrels=qrels, options=options)
     (tmp_path / "qrels").write_text(qrels)
     state = tmp_path / "state.json"
-    irbandits("judge", "init", tmp_path / "qrels", "--state", state, *(x for k, v in options.items()
-                                                                      for x in (f"--{k}", v)))
+    cli_output("judge", "init", tmp_path / "qrels", "--state", state, *(x for k, v in options.items()
+                                                                       for x in (f"--{k}", v)))
     runtime = service.app.state.campaigns.get(cid)
     people = [service.assessor(cid, f"p{i}") for i in range(3)]
     answer = noisy_grades(qrels, 5)
     fed, rounds = 0, 0
     while True:
-        cli_requests = [tuple(line.split()) for line in irbandits("judge", "requests", "--state", state).splitlines()]
+        cli_requests = [tuple(line.split()) for line in cli_output("judge", "requests", "--state", state).splitlines()]
         assert sorted(cli_requests) == sorted(runtime.judge.requests())  # the service routes: its own order
         if not cli_requests or rounds == 500:
             break
@@ -70,18 +62,18 @@ def test_preference_campaign_equals_the_judge_cli_loop(service, tmp_path):
                 assert service.answer(who, r.json()["task"], answer(r.json()), f"{rounds}-{i}-{_}").status_code == 200
         lines = new_lines(service, cid, fed)
         (tmp_path / "batch").write_text("".join(" ".join(line.split()[:4]) + "\n" for line in lines))
-        irbandits("judge", "add", tmp_path / "batch", "--state", state)
+        cli_output("judge", "add", tmp_path / "batch", "--state", state)
         fed, rounds = fed + len(lines), rounds + 1
     assert rounds >= 3 and service.admin("GET", f"/api/campaigns/{cid}").json()["done"]
     for best in (False, True):
         api = service.admin("GET", f"/api/campaigns/{cid}/qrels", params={"best": int(best)}).text
-        assert api == irbandits("judge", "qrels", "--state", state, *(["--best"] if best else [])) and api
+        assert api == cli_output("judge", "qrels", "--state", state, *(["--best"] if best else [])) and api
 
 
 def real_runs(topics: int, runs: int) -> dict[str, str]:
     """The first ``runs`` DL-2021 runs cut to their first ``topics`` topics, as run-file texts."""
     out = {}
-    for path in sorted((DATA / "runs").iterdir())[:runs]:
+    for path in sorted((DL21 / "runs").iterdir())[:runs]:
         lines = gzip.open(path, "rt").read().splitlines()
         keep = sorted({line.split()[0] for line in lines})[:topics]
         out[path.name.removesuffix(".gz")] = "".join(line + "\n" for line in lines if line.split()[0] in keep)
@@ -100,13 +92,13 @@ def test_graded_campaign_equals_the_pool_cli_loop(service, tmp_path, method):
     for name, text in runs.items():
         (tmp_path / "runs" / name).write_text(text)
     state = tmp_path / "state.json"
-    irbandits("pool", "init", "--runs", tmp_path / "runs", "--state", state, "--depth", 6, "--method", method,
-              "--seed", 4)
+    cli_output("pool", "init", "--runs", tmp_path / "runs", "--state", state, "--depth", 6, "--method", method,
+               "--seed", 4)
     people = [service.assessor(cid, f"p{i}") for i in range(2)]
     rng = np.random.default_rng(1)
     fed = 0
     while True:
-        offered = {tuple(line.split()[:2]) for line in irbandits("pool", "next", "--state", state).splitlines()}
+        offered = {tuple(line.split()[:2]) for line in cli_output("pool", "next", "--state", state).splitlines()}
         cli_state = json.loads(state.read_text())["topics"]
         api_state = service.app.state.campaigns.get(cid).judge.state()["topics"]
         for topic, _ in offered:       # every running topic: the same method state, generator included
@@ -120,7 +112,7 @@ def test_graded_campaign_equals_the_pool_cli_loop(service, tmp_path, method):
             assert service.answer(who, task["task"], int(rng.integers(0, 4)), f"{fed}-{task['task']}").status_code == 200
         lines = new_lines(service, cid, fed)
         (tmp_path / "batch").write_text("".join(f"{t} 0 {d} {g}\n" for t, d, g, *_ in map(str.split, lines)))
-        irbandits("pool", "add", tmp_path / "batch", "--state", state)
+        cli_output("pool", "add", tmp_path / "batch", "--state", state)
         fed += len(lines)
     runtime = service.app.state.campaigns.get(cid)
     assert fed == sum(m.pool.size for m in runtime.judge.process.topics.values()) > 20   # every pooled document
@@ -131,8 +123,8 @@ def test_graded_campaign_equals_the_pool_cli_loop(service, tmp_path, method):
 
 
 def dl2021() -> tuple[str, dict[str, str]]:
-    qrels = (DATA / "qrels.txt").read_text()
-    queries = dict(line.split("\t", 1) for line in (DATA / "queries.tsv").read_text().splitlines() if line.strip())
+    qrels = (DL21 / "qrels.txt").read_text()
+    queries = dict(line.split("\t", 1) for line in (DL21 / "queries.tsv").read_text().splitlines() if line.strip())
     return qrels, queries
 
 
@@ -180,11 +172,11 @@ def test_dl2021_preference_campaign_over_http_gives_the_cli_qrels(service, live,
     (tmp_path / "qrels").write_text(qrels)
     (tmp_path / "answers").write_text("".join(" ".join(line.split()[:4]) + "\n" for line in new_lines(service, cid, 0)))
     state = tmp_path / "state.json"
-    irbandits("judge", "init", tmp_path / "qrels", "--state", state, "--n", 2, "--m", 5, "--seed", 2021)
-    irbandits("judge", "add", tmp_path / "answers", "--state", state)
+    cli_output("judge", "init", tmp_path / "qrels", "--state", state, "--n", 2, "--m", 5, "--seed", 2021)
+    cli_output("judge", "add", tmp_path / "answers", "--state", state)
     for best in (False, True):
         api = service.admin("GET", f"/api/campaigns/{cid}/qrels", params={"best": int(best)}).text
-        cli_qrels = irbandits("judge", "qrels", "--state", state, *(["--best"] if best else []))
+        cli_qrels = cli_output("judge", "qrels", "--state", state, *(["--best"] if best else []))
         # with n=2 a noisy prune can keep no item (wins > 1 needs both games won), so a finished
         # topic may have no qrels lines: compare with the topics the CLI's process ranks
         ranked = {topic for topic, items in TopKProcess.load(state).top(best=best).items() if items}

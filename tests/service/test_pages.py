@@ -10,8 +10,7 @@ import pytest
 from irbandits.service.demo import CAMPAIGNS, load_demo
 from irbandits.service.websession import MAX_AGE, SESSION_COOKIE
 
-from .conftest import ADMIN, csrf_of, login
-from .test_api import SCRIPT, preference_body
+from .conftest import ADMIN, SCRIPT, csrf_of, graded_body, login, preference_body
 
 
 def logged_in(service) -> str:
@@ -119,8 +118,6 @@ def test_unknown_or_revoked_link_gets_a_404_page(service):
 # ----- the organiser's work ----------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["preference", "graded"])
 def test_form_creates_the_campaign_the_api_would(service, kind):
-    from .test_api import graded_body
-
     body = preference_body() if kind == "preference" else graded_body(grades=[0, 1, 2])
     via_api = service.campaign(**body)
     csrf = logged_in(service)

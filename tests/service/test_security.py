@@ -20,8 +20,7 @@ from irbandits.service.credentials import secrets_path, sqlite_path, token_hash
 from irbandits.service.db import MIGRATIONS, make_engine
 from irbandits.service.models import Assessor
 
-from .conftest import ADMIN, Service, login
-from .test_api import exported, oracle, preference_body, work
+from .conftest import ADMIN, Service, exported, login, oracle, preference_body, work
 
 # a module that leaves a mark when it is imported: proof that a request made the server import it
 PLANTED = '''
