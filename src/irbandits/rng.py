@@ -5,7 +5,7 @@ Vigna 2018) that travels with the rest of its state. The interactive objects and
 simulation call the same kernels on the same array, so one seed gives one trajectory on both
 paths, and saving the array saves the stream position.
 
-Samplers: uniform doubles, bounded integers, standard normals (polar method), Gamma
+Samplers: uniform doubles, bounded integers, shuffles, standard normals (polar method), Gamma
 (Marsaglia & Tsang 2000), Beta (ratio of Gammas) and a Beta draw specialised for small integer
 shapes.
 
@@ -74,6 +74,14 @@ def randint(s, n):
         threshold = (_U(0x100000000) - bound) % bound
         if low >= threshold:
             return np.int64(m >> _U(32))
+
+
+@njit(cache=True)
+def shuffle(s, x):
+    """Put ``x`` in a uniformly random order, in place (Fisher-Yates from the last place down)."""
+    for k in range(x.shape[0] - 1, 0, -1):
+        r = randint(s, k + 1)
+        x[k], x[r] = x[r], x[k]
 
 
 @njit(cache=True)

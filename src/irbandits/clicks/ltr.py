@@ -23,7 +23,7 @@ from numba import njit
 
 from irbandits.errors import IrbanditsError
 from irbandits.io import is_plain_text, line_place, parse_field, read_fields, read_file_bytes
-from irbandits.rng import randint
+from irbandits.rng import randint, shuffle
 
 CUTOFF = 10
 
@@ -88,9 +88,7 @@ def top_k(order, gend, start, r, q, k, rng, out):
                 out[n] = order[i + t]
                 n += 1
             n = first
-            for u in range(need - 1, 0, -1):  # then a uniform order
-                v = randint(rng, u + 1)
-                out[first + u], out[first + v] = out[first + v], out[first + u]
+            shuffle(rng, out[first:first + need])  # then a uniform order
         n += need
         i = g
     return n

@@ -46,16 +46,14 @@ from irbandits.clicks.positions import position as _position
 from irbandits.errors import IrbanditsError
 from irbandits.params import Registry
 from irbandits.problems import PreferenceMatrix
-from irbandits.rng import new_rng, randint, uniform
+from irbandits.rng import new_rng, randint, shuffle, uniform
 
 
 # ----- low level ------------------------------------------------------------------------------
 @njit(cache=True)
 def _shuffled(m, rng):
     p = np.arange(m)
-    for i in range(m - 1, 0, -1):
-        j = randint(rng, i + 1)
-        p[i], p[j] = p[j], p[i]
+    shuffle(rng, p)
     return p
 
 

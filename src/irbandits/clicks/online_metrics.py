@@ -90,9 +90,13 @@ def show_alone(lists, model, work, r, rng):
 
 
 @njit(cache=True)
-def _record(work, meter):
-    """Add the list in ``work`` to the meter's totals; keep them when the step is a checkpoint."""
+def _record(inner, meter, arm):
+    """Add the list the step showed to the meter's totals (when it showed none, ``arm``'s ranker's
+    own list, drawn here); keep them when the step is a checkpoint."""
     gain, query, ideal, discount, rng, first, totals, counters, steps, out = meter
+    work = inner[2]
+    if work[2][0] < 0:
+        show_alone(inner[0], inner[1], work, inner[3][arm], rng)
     c, ndcg = list_metrics(work[2], work[6], gain, query, ideal, discount)
     totals[0] += c
     totals[1] += ndcg
@@ -113,9 +117,7 @@ def metered_duel(duel):
         work = inner[2]
         work[2][:] = -1                        # still -1 after the duel: nothing was shown
         won = duel(inner, env, c, d)
-        if work[2][0] < 0:
-            show_alone(inner[0], inner[1], work, inner[3][c], meter[4])
-        _record(work, meter)
+        _record(inner, meter, c)
         return won
 
     return metered
@@ -131,9 +133,7 @@ def metered_multiduel(multiduel):
         work = inner[2]
         work[2][:] = -1
         multiduel(inner, env, arms, out)
-        if work[2][0] < 0:
-            show_alone(inner[0], inner[1], work, inner[3][arms[0]], meter[4])
-        _record(work, meter)
+        _record(inner, meter, arms[0])
 
     return metered
 

@@ -302,6 +302,20 @@ def last_arm_standing(info):
     return info[ALIVE] == 1
 
 
+# The state of both algorithms starts W, t, params, arms, bstart, where, info: one _recommend and
+# one _absorbed kernel serve both.
+@kernel
+def recommend(st):
+    """``_recommend`` of both merge algorithms: :func:`surviving_winner`."""
+    return surviving_winner(st[0], st[3], st[6])
+
+
+@kernel
+def absorbed(st):
+    """``_absorbed`` of both merge algorithms: :func:`last_arm_standing`."""
+    return last_arm_standing(st[6])
+
+
 @kernel
 def log_time(t, C):
     """ln(t + C) at step ``t`` (1-based)."""

@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm
-from irbandits.dueling.bounds import empirical_copeland_winner, lcb, pick, record, threshold, ucb
+from irbandits.dueling.bounds import lcb, pick, recommend_copeland_winner, record, threshold, ucb
 from irbandits.params import Param
 from irbandits.rng import randint, uniform
 
@@ -208,11 +208,6 @@ def _update(st, rng, c, d, c_won):
     t[0] += 1
 
 
-@njit(cache=True)
-def _recommend(st):
-    return empirical_copeland_winner(st[0])
-
-
 class CCB(DuelingAlgorithm):
     """Copeland Confidence Bound: an optimistic Copeland winner against its most formidable rival."""
 
@@ -223,7 +218,7 @@ class CCB(DuelingAlgorithm):
 
     _select = staticmethod(_select)
     _update = staticmethod(_update)
-    _recommend = staticmethod(_recommend)
+    _recommend = staticmethod(recommend_copeland_winner)
 
     def _init_state(self, K, alpha):
         thr = np.full((K, K), -np.inf)

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm
-from irbandits.dueling.bounds import empirical_copeland_winner, lcb, pick, record, threshold
+from irbandits.dueling.bounds import lcb, pick, recommend_copeland_winner, record, threshold
 from irbandits.dueling.thompson import beta_draw_above, beta_draw_on_side, indicator, refresh_pair
 from irbandits.params import Param
 
@@ -205,11 +205,6 @@ def _update(st, rng, c, d, c_won):
     t[0] += 1
 
 
-@njit(cache=True)
-def _recommend(st):
-    return empirical_copeland_winner(st[0])
-
-
 class DTS(DuelingAlgorithm):
     """Double Thompson Sampling: an optimistic Copeland candidate set, two Thompson samples."""
 
@@ -222,7 +217,7 @@ class DTS(DuelingAlgorithm):
 
     _select = staticmethod(_select)
     _update = staticmethod(_update)
-    _recommend = staticmethod(_recommend)
+    _recommend = staticmethod(recommend_copeland_winner)
 
     def _init_state(self, K, alpha):
         thr = np.full((K, K), -np.inf)

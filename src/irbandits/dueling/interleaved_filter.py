@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm, from_horizon
-from irbandits.dueling.bounds import empirical_copeland_winner, pick, record
+from irbandits.dueling.bounds import empirical_copeland_winner, pick, record, shuffled
 from irbandits.params import Param
 from irbandits.rng import randint
 
@@ -43,15 +43,8 @@ _BEST, _POS, _NW, _ROUND, _DONE, _T = range(6)
 
 @njit(cache=True)
 def _new_round(info, inW, order, rng):
-    """The next round's order: W shuffled (Fisher-Yates); committed when W is empty."""
-    n = 0
-    for j in range(inW.shape[0]):
-        if inW[j]:
-            order[n] = j
-            n += 1
-    for k in range(n - 1, 0, -1):
-        r = randint(rng, k + 1)
-        order[k], order[r] = order[r], order[k]
+    """The next round's order: W shuffled; committed when W is empty."""
+    n = shuffled(inW, order, rng)
     info[_NW] = n
     info[_POS] = 0
     if n == 0:

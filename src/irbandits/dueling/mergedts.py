@@ -55,6 +55,17 @@ from irbandits.params import Param
 from irbandits.rng import beta, uniform
 
 
+@njit(cache=True, _nrt=False, inline="always")  # inlined: each step calls it twice
+def pick_tied(vals, best, arms, s0, n, ties, rng):
+    """A uniformly random one of the batch's arms ``arms[s0 + p]`` (p < n) with ``vals[p] == best``."""
+    k = 0
+    for p in range(n):
+        if vals[p] == best:
+            ties[k] = arms[s0 + p]
+            k += 1
+    return pick(ties, k, rng)
+
+
 @kernel
 def sample_tournament(q, arms, s0, n, kappa, ties, rng):
     """Phase I: the Thompson-sampled Copeland winner of ``arms[s0:s0+n]`` (one uniform per pair)."""
@@ -73,12 +84,7 @@ def sample_tournament(q, arms, s0, n, kappa, ties, rng):
     for a in range(n):
         if kappa[a] > best:
             best = kappa[a]
-    k = 0
-    for a in range(n):
-        if kappa[a] == best:
-            ties[k] = arms[s0 + a]
-            k += 1
-    return pick(ties, k, rng)
+    return pick_tied(kappa, best, arms, s0, n, ties, rng)
 
 
 @kernel
@@ -93,12 +99,7 @@ def relative_tournament(W, arms, s0, n, c, vals, ties, rng):
             vals[p] = beta(rng, W[j, c] + 1.0, W[c, j] + 1.0)
         if vals[p] < best:
             best = vals[p]
-    k = 0
-    for p in range(n):
-        if vals[p] == best:
-            ties[k] = arms[s0 + p]
-            k += 1
-    return pick(ties, k, rng)
+    return pick_tied(vals, best, arms, s0, n, ties, rng)
 
 
 @kernel
@@ -126,16 +127,6 @@ def _update(st, rng, c, d, c_won):
     bt.end_of_step(thr, rowmax, arms, bstart, where, info, work)
 
 
-@kernel
-def _recommend(st):
-    return bt.surviving_winner(st[0], st[3], st[6])
-
-
-@kernel
-def _absorbed(st):
-    return bt.last_arm_standing(st[6])
-
-
 class MergeDTS(DuelingAlgorithm):
     """MergeDTS: double Thompson sampling inside merging batches."""
 
@@ -153,8 +144,8 @@ class MergeDTS(DuelingAlgorithm):
 
     _select = staticmethod(_select)
     _update = staticmethod(_update)
-    _recommend = staticmethod(_recommend)
-    _absorbed = staticmethod(_absorbed)
+    _recommend = staticmethod(bt.recommend)
+    _absorbed = staticmethod(bt.absorbed)
 
     def _init_state(self, K, alpha, M, epsilon, C):
         if C is None:

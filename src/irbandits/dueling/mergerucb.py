@@ -78,16 +78,6 @@ def _update(st, rng, c, d, c_won):
     bt.end_of_step(thr, rowmax, arms, bstart, where, info, work)
 
 
-@kernel
-def _recommend(st):
-    return bt.surviving_winner(st[0], st[3], st[6])
-
-
-@kernel
-def _absorbed(st):
-    return bt.last_arm_standing(st[6])
-
-
 class MergeRUCB(DuelingAlgorithm):
     """mergeRUCB: random first arm and relative-UCB opponent inside merging batches."""
 
@@ -106,8 +96,8 @@ class MergeRUCB(DuelingAlgorithm):
 
     _select = staticmethod(_select)
     _update = staticmethod(_update)
-    _recommend = staticmethod(_recommend)
-    _absorbed = staticmethod(_absorbed)
+    _recommend = staticmethod(bt.recommend)
+    _absorbed = staticmethod(bt.absorbed)
 
     def _init_state(self, K, alpha, M, delta, C, merge_single):
         if C is None:

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm
-from irbandits.dueling.bounds import empirical_copeland_winner, pick, record
+from irbandits.dueling.bounds import pick, recommend_copeland_winner, record
 from irbandits.dueling.rucb import relative_ucb_opponent
 from irbandits.dueling.thompson import indicator, refresh_pair
 from irbandits.params import Param
@@ -73,11 +73,6 @@ def _update(st, rng, c, d, c_won):
     t[0] += 1
 
 
-@njit(cache=True)
-def _recommend(st):
-    return empirical_copeland_winner(st[0])
-
-
 class RCS(DuelingAlgorithm):
     """Relative Confidence Sampling: a Thompson-sampled champion, then UCB relative to it."""
 
@@ -88,7 +83,7 @@ class RCS(DuelingAlgorithm):
 
     _select = staticmethod(_select)
     _update = staticmethod(_update)
-    _recommend = staticmethod(_recommend)
+    _recommend = staticmethod(recommend_copeland_winner)
 
     def _init_state(self, K, alpha):
         return dict(

@@ -60,7 +60,7 @@ import numpy as np
 from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm
-from irbandits.dueling.bounds import empirical_copeland_winner, pick, record
+from irbandits.dueling.bounds import kl_bernoulli, pick, recommend_copeland_winner, record
 from irbandits.errors import IrbanditsError
 from irbandits.params import Param
 
@@ -74,11 +74,7 @@ def divergence_term(W, i, j):
     n = W[i, j] + W[j, i]
     if n == 0 or 2 * W[i, j] > n:
         return 0.0
-    p = W[i, j] / n
-    kl = (1.0 - p) * math.log(2.0 * (1.0 - p))
-    if p > 0.0:
-        kl += p * math.log(2.0 * p)
-    return n * kl
+    return n * kl_bernoulli(W[i, j] / n, 0.5)
 
 
 @njit(cache=True)
@@ -244,11 +240,6 @@ def _update(st, rng, c, d, c_won):
     rmed_update(W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, params[0], c, d, c_won, True)
 
 
-@njit(cache=True)
-def _recommend(st):
-    return empirical_copeland_winner(st[0])
-
-
 class RMED1(DuelingAlgorithm):
     """Relative Minimum Empirical Divergence 1: asymptotically optimal O(K log T) regret."""
 
@@ -262,7 +253,7 @@ class RMED1(DuelingAlgorithm):
 
     _select = staticmethod(_select)
     _update = staticmethod(_update)
-    _recommend = staticmethod(_recommend)
+    _recommend = staticmethod(recommend_copeland_winner)
 
     def _init_state(self, K, kweight):
         return dict(
@@ -303,11 +294,7 @@ def smallest_regret_arm(W, best, l):
         n = W[l, j] + W[j, l]
         if j == l or n == 0 or 2 * W[l, j] >= n:
             continue
-        p = W[l, j] / n
-        kl = (1.0 - p) * math.log(2.0 * (1.0 - p))
-        if p > 0.0:
-            kl += p * math.log(2.0 * p)
-        v = max(_mean(W, best, l) + _mean(W, best, j) - 1.0, 0.01) / kl
+        v = max(_mean(W, best, l) + _mean(W, best, j) - 1.0, 0.01) / kl_bernoulli(W[l, j] / n, 0.5)
         if v < low:
             out, low = j, v
     return out

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm
-from irbandits.dueling.bounds import empirical_copeland_winner, pick, record, threshold, ucb
+from irbandits.dueling.bounds import pick, recommend_copeland_winner, record, threshold, ucb
 from irbandits.params import Param
 from irbandits.rng import randint, uniform
 
@@ -95,11 +95,6 @@ def _update(st, rng, c, d, c_won):
     t[0] += 1
 
 
-@njit(cache=True)
-def _recommend(st):
-    return empirical_copeland_winner(st[0])
-
-
 class RUCB(DuelingAlgorithm):
     """Relative Upper Confidence Bound: an optimistic champion, then UCB relative to it."""
 
@@ -110,7 +105,7 @@ class RUCB(DuelingAlgorithm):
 
     _select = staticmethod(_select)
     _update = staticmethod(_update)
-    _recommend = staticmethod(_recommend)
+    _recommend = staticmethod(recommend_copeland_winner)
 
     def _init_state(self, K, alpha):
         return dict(

@@ -36,30 +36,12 @@ import numpy as np
 from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm, from_horizon
-from irbandits.dueling.bounds import record
+from irbandits.dueling.bounds import empirical_copeland_winner, record, shuffled
 from irbandits.params import Param
-from irbandits.rng import randint
 
 # info slots: committed arm (-1 while exploring), pairs in the exploration set, length of this
 # sweep's queue, position in it, arms still in, variant (0 Condorcet, 1 Copeland), horizon (0: none)
 _BEST, _NACT, _QLEN, _QPOS, _NIN, _COPELAND, _T = range(7)
-
-
-@njit(cache=True)
-def _recommendation(W, out):
-    """The arm still in (any arm, if none is) with the most empirical wins, the first in arm order."""
-    K = W.shape[0]
-    none_in = out.all()
-    best, score = 0, -1
-    for i in range(K):
-        if none_in or not out[i]:
-            s = 0
-            for j in range(K):
-                if W[i, j] > W[j, i]:
-                    s += 1
-            if s > score:
-                best, score = i, s
-    return best
 
 
 @njit(cache=True)
@@ -71,15 +53,7 @@ def _next_pair(info, active, queue, rng):
             if active[code]:
                 return code
             info[_QPOS] += 1
-        n = 0  # a new sweep: the pairs left, in a random order (Fisher-Yates)
-        for code in range(active.shape[0]):
-            if active[code]:
-                queue[n] = code
-                n += 1
-        for k in range(n - 1, 0, -1):
-            r = randint(rng, k + 1)
-            queue[k], queue[r] = queue[r], queue[k]
-        info[_QLEN] = n
+        info[_QLEN] = shuffled(active, queue, rng)  # a new sweep: the pairs left, in a random order
         info[_QPOS] = 0
 
 
@@ -137,13 +111,13 @@ def _update(st, rng, c, d, c_won):
             _drop(info, active, K, i, j)
             _refresh(info, active, wins, losses, out, K)
     if info[_NACT] == 0 or info[_NIN] <= 1 or (info[_T] > 0 and t[0] >= info[_T]):
-        info[_BEST] = _recommendation(W, out)
+        info[_BEST] = empirical_copeland_winner(W, out)
 
 
 @njit(cache=True)
 def _recommend(st):
     W, t, params, info, active, queue, wins, losses, out = st
-    return info[_BEST] if info[_BEST] >= 0 else _recommendation(W, out)
+    return info[_BEST] if info[_BEST] >= 0 else empirical_copeland_winner(W, out)
 
 
 @njit(cache=True)

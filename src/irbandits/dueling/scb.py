@@ -47,22 +47,13 @@ import numpy as np
 from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm
-from irbandits.dueling.bounds import empirical_copeland_winner, record
+from irbandits.dueling.bounds import empirical_copeland_winner, kl_bernoulli, record
 from irbandits.params import Param
 from irbandits.rng import randint
 
 # state slots: round r, exploiting?, duels used in the round, committed arm, position in the pass,
 # opponent of the reward being drawn (-1: none), candidates, rewards per candidate so far
 _R, _EXPLOIT, _USED, _ARM, _POS, _OPP, _NC, _M = range(8)
-
-
-@njit(cache=True)
-def kl_bernoulli(p, q):
-    """KL(p, q) of two Bernoulli laws, 0 log 0 = 0, for 0 < q < 1."""
-    out = p * math.log(p / q) if p > 0.0 else 0.0
-    if p < 1.0:
-        out += (1.0 - p) * math.log((1.0 - p) / (1.0 - q))
-    return out
 
 
 @njit(cache=True)

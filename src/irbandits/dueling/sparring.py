@@ -67,6 +67,12 @@ def most_played(pulls):
     return np.argmax(pulls[0] + pulls[1])
 
 
+@njit(cache=True)
+def _recommend_most_played(st):
+    """``_recommend`` of Sparring-UCB and Sparring-EXP3, which keep the copies' pulls in ``st[3]``."""
+    return most_played(st[3])
+
+
 # ----- Sparring-UCB ---------------------------------------------------------------------------
 @njit(cache=True)
 def _ucb_select(st, rng):
@@ -89,11 +95,6 @@ def _ucb_update(st, rng, c, d, c_won):
     t[0] += 1
 
 
-@njit(cache=True)
-def _ucb_recommend(st):
-    return most_played(st[3])
-
-
 class SparringUCB(DuelingAlgorithm):
     """Sparring with two UCB1 copies."""
 
@@ -104,7 +105,7 @@ class SparringUCB(DuelingAlgorithm):
 
     _select = staticmethod(_ucb_select)
     _update = staticmethod(_ucb_update)
-    _recommend = staticmethod(_ucb_recommend)
+    _recommend = staticmethod(_recommend_most_played)
 
     def _init_state(self, K, alpha):
         return dict(W=np.zeros((K, K), np.int64), t=np.zeros(1, np.int64), params=np.array([alpha]),
@@ -155,11 +156,6 @@ def _exp3_update(st, rng, c, d, c_won):
     t[0] += 1
 
 
-@njit(cache=True)
-def _exp3_recommend(st):
-    return most_played(st[3])
-
-
 class SparringEXP3(DuelingAlgorithm):
     """Sparring with two EXP3 copies (the adversarial bandit Sparring's guarantee is about)."""
 
@@ -171,7 +167,7 @@ class SparringEXP3(DuelingAlgorithm):
 
     _select = staticmethod(_exp3_select)
     _update = staticmethod(_exp3_update)
-    _recommend = staticmethod(_exp3_recommend)
+    _recommend = staticmethod(_recommend_most_played)
 
     def _init_state(self, K, gamma):
         gamma = from_horizon(self.name, self.horizon, gamma,

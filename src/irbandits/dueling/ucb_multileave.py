@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm
-from irbandits.dueling.bounds import empirical_copeland_winner, record, threshold
+from irbandits.dueling.bounds import recommend_copeland_winner, record, threshold
 from irbandits.params import Param
 from irbandits.rng import randint
 
@@ -134,11 +134,6 @@ def _update_many(st, rng, arms, credit):
     t[0] += 1
 
 
-@njit(cache=True)
-def _recommend(st):
-    return empirical_copeland_winner(st[0])
-
-
 class UCBMultileave(DuelingAlgorithm):
     """Multileave every ranker not beaten with confidence (the MergeDTS paper's multileaving baseline)."""
 
@@ -153,7 +148,7 @@ class UCBMultileave(DuelingAlgorithm):
 
     _select = staticmethod(_select)
     _update = staticmethod(_update)
-    _recommend = staticmethod(_recommend)
+    _recommend = staticmethod(recommend_copeland_winner)
     _select_many = staticmethod(_select_many)
     _update_many = staticmethod(_update_many)
 

@@ -45,9 +45,9 @@ from irbandits.clicks.ltr import read_ltr
 from irbandits.clicks.online_metrics import ranker_quality
 from irbandits.clicks.sensitivity import ABSOLUTE, ab_tests, interleaving_tests, simulate_ab, simulate_interleaving
 from irbandits.clicks.stats import ab_impressions_needed, impressions_needed, sign_test
-from irbandits.studies.online import verdict
+from irbandits.studies.online import NP2004, verdict
 
-DATA = Path("../shared/data/ltr/letor3-np2004-fold1/test.txt.gz")
+DATA = NP2004
 DEFAULT = dict(horizon=100_000, runs=40)
 FULL = dict(horizon=1_000_000, runs=100)
 CLICKS = "navigational"

@@ -29,6 +29,7 @@ import pandas as pd
 
 from irbandits.problems import PreferenceMatrix, get_problem
 from irbandits.studies.online import (
+    MSLR,
     draw_subset,
     final,
     markdown_table,
@@ -38,7 +39,6 @@ from irbandits.studies.online import (
     verdict,
 )
 
-MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
 DEFAULT = dict(horizon=10**6, runs=10, only=("mslr5-copeland", "mslr5-condorcet"))
 FULL = dict(horizon=10**7, runs=30)
 ALGORITHMS = {

@@ -28,6 +28,7 @@ from scipy.stats import binomtest
 
 from irbandits.problems import PreferenceMatrix
 from irbandits.studies.online import (
+    MSLR,
     draw_subset,
     final,
     markdown_table,
@@ -37,7 +38,6 @@ from irbandits.studies.online import (
     verdict,
 )
 
-MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
 DEFAULT = dict(horizon=10**6, runs=20)
 FULL = dict(horizon=10**7, runs=100)
 ALGORITHMS = ["MergeDTS:tuned", "mergeRUCB:tuned", "DTS:tuned", "Self-Sparring", "RMED1", "REX3"]

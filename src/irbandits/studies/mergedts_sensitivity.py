@@ -26,10 +26,9 @@ from scipy.stats import binomtest
 from irbandits.dueling import MergeDTS
 from irbandits.problems import PreferenceMatrix
 from irbandits.simulate import run_one, run_streams
-from irbandits.studies.online import plot_problems, verdict
+from irbandits.studies.online import MSLR, plot_problems, verdict
 from irbandits.tasks import Failed, run_tasks
 
-MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
 DEFAULT = dict(horizon=10**6, runs=10)
 FULL = dict(horizon=10**7, runs=100)
 C_DEFAULT = 4_726_908

@@ -1,4 +1,4 @@
-"""What the online reproduction studies share: runs on several problems, their summary table in
+"""What the online reproduction studies share: their data, runs on several problems, their summary table in
 markdown, and one regret figure per problem.
 
 An online study module defines ``DEFAULT`` and ``FULL`` (the ``horizon`` and ``runs`` of the small
@@ -25,6 +25,7 @@ from irbandits.problems import PreferenceMatrix
 from irbandits.simulate import simulate
 
 NP2004 = Path("../shared/data/ltr/letor3-np2004-fold1/test.txt.gz")  # LETOR 3.0 NP2004, fold 1: 15 queries, 64 features
+MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")  # MSLR-Navigational: 136 rankers
 
 
 def reference(rankers: Rankers, seed: int = 0, out: str | Path | None = None, comparisons: int = 4000,

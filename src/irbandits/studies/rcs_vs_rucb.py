@@ -23,6 +23,7 @@ import pandas as pd
 
 from irbandits.problems import PreferenceMatrix
 from irbandits.studies.online import (
+    MSLR,
     draw_subset,
     final,
     markdown_table,
@@ -32,7 +33,6 @@ from irbandits.studies.online import (
     verdict,
 )
 
-MSLR = Path("../shared/data/preference-matrices/mslr-navigational.txt")
 DEFAULT = dict(horizon=50_000, runs=30)
 FULL = dict(horizon=50_000, runs=90)
 ALGORITHMS = ["RUCB:alpha=0.501", "RCS:alpha=0.501"]
