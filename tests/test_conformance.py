@@ -155,3 +155,16 @@ def test_an_absorbed_state_keeps_its_choices(name):
     for _ in range(3000):
         algo.update(*pair, bool(rng.random() < 0.5))
         assert algo.absorbed and algo.select() == pair and algo.recommend() == rec
+
+
+def test_algorithms_and_pooling_methods_register_in_their_listed_order():
+    """The registries' order is what `irbandits algorithms` lists and `simulate` runs by default; it is
+    set by the import order in the packages' __init__, which an import sorter must not change."""
+    from irbandits.pooling.base import _REGISTRY as POOLING
+
+    assert list(REGISTRY.names()) == [
+        "DTS", "DTS+", "MergeDTS", "mergeRUCB", "REX3", "RUCB", "RCS", "RMED1", "RMED2", "RMED2FH", "Self-Sparring",
+        "CCB", "SCB", "IF", "BTM", "Condorcet-SAVAGE", "Copeland-SAVAGE", "Sparring-UCB", "Sparring-EXP3",
+        "Sparring-TS", "Doubler", "UCB-Multileave"]
+    assert list(POOLING.names()) == ["DocID", "Rank", "MoffatA", "MoffatB", "MoffatC", "MTF", "Random", "eps-greedy",
+                                     "UCB1-Tuned", "BLA", "MM", "BLA-NS", "MM-NS"]

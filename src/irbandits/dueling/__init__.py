@@ -7,23 +7,29 @@ from irbandits.dueling.base import (
     list_algorithms,
     parse_spec,
 )
-from irbandits.dueling.btm import BTM
-from irbandits.dueling.ccb import CCB
-from irbandits.dueling.doubler import Doubler
+from irbandits.params import Param
+
+# isort: off
+# The order of these imports is the order the algorithms register in: the order `irbandits algorithms`
+# lists them and `irbandits simulate` runs them by default (the seeds' tables, newest families first).
 from irbandits.dueling.dts import DTS, DTSPlus
-from irbandits.dueling.interleaved_filter import IF
 from irbandits.dueling.mergedts import MergeDTS
 from irbandits.dueling.mergerucb import MergeRUCB
-from irbandits.dueling.rcs import RCS
 from irbandits.dueling.rex3 import REX3
-from irbandits.dueling.rmed import RMED1, RMED2, RMED2FH
 from irbandits.dueling.rucb import RUCB
-from irbandits.dueling.savage import CondorcetSAVAGE, CopelandSAVAGE
-from irbandits.dueling.scb import SCB
+from irbandits.dueling.rcs import RCS
+from irbandits.dueling.rmed import RMED1
+from irbandits.dueling.rmed import RMED2, RMED2FH
 from irbandits.dueling.selfsparring import SelfSparring
+from irbandits.dueling.ccb import CCB
+from irbandits.dueling.scb import SCB
+from irbandits.dueling.interleaved_filter import IF
+from irbandits.dueling.btm import BTM
+from irbandits.dueling.savage import CondorcetSAVAGE, CopelandSAVAGE
 from irbandits.dueling.sparring import SparringEXP3, SparringTS, SparringUCB
+from irbandits.dueling.doubler import Doubler
 from irbandits.dueling.ucb_multileave import UCBMultileave
-from irbandits.params import Param
+# isort: on
 
 __all__ = [
     "AlgorithmSpec",
