@@ -175,7 +175,7 @@ def test_bad_options_are_clear_errors(rankers, reference):
         MultileaveEnvironment(rankers, multileaving="balanced")
     env = MultileaveEnvironment(rankers, per_step=4)
     with pytest.raises(IrbanditsError, match="RUCB compares two arms per step and cannot multileave; "
-                                             "multi-dueling algorithms: Self-Sparring"):
+                                             "multi-dueling algorithms: MDB, Self-Sparring, UCB-Multileave"):
         simulate(reference["probabilistic"], ["Self-Sparring", "RUCB"], horizon=10, runs=1, progress=False,
                  environment=env)
     with pytest.raises(IrbanditsError, match="RUCB compares two arms"):

@@ -164,7 +164,7 @@ def test_algorithms_and_pooling_methods_register_in_their_listed_order():
 
     assert list(REGISTRY.names()) == [
         "DTS", "DTS+", "MergeDTS", "mergeRUCB", "REX3", "RUCB", "RCS", "RMED1", "RMED2", "RMED2FH", "Self-Sparring",
-        "CCB", "SCB", "IF", "BTM", "Condorcet-SAVAGE", "Copeland-SAVAGE", "Sparring-UCB", "Sparring-EXP3",
-        "Sparring-TS", "Doubler", "UCB-Multileave"]
+        "CCB", "SCB", "PBR", "RankEl", "IF", "BTM", "Condorcet-SAVAGE", "Copeland-SAVAGE", "Sparring-UCB",
+        "Sparring-EXP3", "Sparring-TS", "Doubler", "UCB-Multileave", "MultiSBM", "WS-W", "WS-S", "MDB"]
     assert list(POOLING.names()) == ["DocID", "Rank", "MoffatA", "MoffatB", "MoffatC", "MTF", "Random", "eps-greedy",
                                      "UCB1-Tuned", "BLA", "MM", "BLA-NS", "MM-NS"]

@@ -77,6 +77,16 @@ def test_ccb_finds_the_condorcet_winner_and_subsets_follow_the_request():
     assert "| Condorcet problem: CCB slightly below RUCB (Figure 7.8) | CCB " in ccb_copeland.report(table)
 
 
+def test_ccb_copeland_runs_the_six_algorithms_of_figure_7_6():
+    """The 5-arm Copeland problem runs CCB, SCB, Copeland SAVAGE, PBR, RankEl and RUCB (thesis 7.5); the
+    report's first claim compares all six."""
+    table = ccb_copeland.run_study(horizon=3_000, runs=2, matrix=MSLR, only=("mslr5-copeland",))
+    assert list(dict.fromkeys(table.algorithm)) == ["CCB", "SCB", "Copeland-SAVAGE", "PBR", "RankEl", "RUCB"]
+    claim = next(line for line in ccb_copeland.report(table).splitlines() if "has the lowest regret" in line)
+    assert all(f"{name} " in claim for name in ("Copeland-SAVAGE", "PBR", "RankEl", "RUCB"))
+    assert "Copeland SAVAGE, PBR and RankEl are given the horizon" in ccb_copeland.report(table)
+
+
 def test_multileaving_meters_the_lists_and_mergedts_settles_on_the_best_ranker(tmp_path):
     # feature 23 (NP2004's best) and three features that never rank the named page in the top 10
     configs = ("MergeDTS + PI", "UCB-Multileave + PM")

@@ -23,12 +23,17 @@ from irbandits.dueling.rmed import RMED2, RMED2FH
 from irbandits.dueling.selfsparring import SelfSparring
 from irbandits.dueling.ccb import CCB
 from irbandits.dueling.scb import SCB
+from irbandits.dueling.pbr import PBR
+from irbandits.dueling.rankel import RankEl
 from irbandits.dueling.interleaved_filter import IF
 from irbandits.dueling.btm import BTM
 from irbandits.dueling.savage import CondorcetSAVAGE, CopelandSAVAGE
 from irbandits.dueling.sparring import SparringEXP3, SparringTS, SparringUCB
 from irbandits.dueling.doubler import Doubler
 from irbandits.dueling.ucb_multileave import UCBMultileave
+from irbandits.dueling.multisbm import MultiSBM
+from irbandits.dueling.winner_stays import WSS, WSW
+from irbandits.dueling.mdb import MDB
 # isort: on
 
 __all__ = [
@@ -51,6 +56,8 @@ __all__ = [
     "RMED2",
     "RMED2FH",
     "SCB",
+    "PBR",
+    "RankEl",
     "IF",
     "BTM",
     "CondorcetSAVAGE",
@@ -60,4 +67,8 @@ __all__ = [
     "SparringEXP3",
     "SparringTS",
     "UCBMultileave",
+    "MultiSBM",
+    "WSW",
+    "WSS",
+    "MDB",
 ]

@@ -114,8 +114,8 @@ class SparringUCB(DuelingAlgorithm):
 
 # ----- Sparring-EXP3 --------------------------------------------------------------------------
 @njit(cache=True)
-def _exp3_draw(w, gamma, rng):
-    """An arm drawn from p_i = (1 - gamma) w_i / sum w + gamma / K."""
+def exp3_draw(w, gamma, rng):
+    """An arm drawn from p_i = (1 - gamma) w_i / sum w + gamma / K (also MultiSBM's EXP3 bandits)."""
     K = w.shape[0]
     total = 0.0
     for x in w:
@@ -132,7 +132,7 @@ def _exp3_draw(w, gamma, rng):
 @njit(cache=True)
 def _exp3_select(st, rng):
     W, t, params, pulls, lw, w, shift = st
-    return _exp3_draw(w[0], params[0], rng), _exp3_draw(w[1], params[0], rng)
+    return exp3_draw(w[0], params[0], rng), exp3_draw(w[1], params[0], rng)
 
 
 @njit(cache=True)
@@ -142,7 +142,16 @@ def _exp3_update(st, rng, c, d, c_won):
     pulls[0, c] += 1
     pulls[1, d] += 1
     side, arm = (0, c) if c_won else (1, d)  # reward 1 to the winner's copy; reward 0 changes no weight
-    gamma, K = params[0], w.shape[1]
+    exp3_reward(lw, w, shift, side, arm, params[0])
+    t[0] += 1
+
+
+@njit(cache=True)
+def exp3_reward(lw, w, shift, side, arm, gamma):
+    """EXP3's update of bandit ``side`` (row ``side`` of the log-weights ``lw`` and the cached weights
+    ``w = exp(lw - shift[side])``) after reward 1 to ``arm``; a reward 0 changes no weight. Also
+    MultiSBM's EXP3 bandits (one row per left arm)."""
+    K = w.shape[1]
     total = 0.0
     for x in w[side]:
         total += x
@@ -153,7 +162,6 @@ def _exp3_update(st, rng, c, d, c_won):
         shift[side] = lw[side].max()
         for i in range(K):
             w[side, i] = math.exp(lw[side, i] - shift[side])
-    t[0] += 1
 
 
 class SparringEXP3(DuelingAlgorithm):

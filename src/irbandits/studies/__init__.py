@@ -5,7 +5,7 @@ Every study module has a ``run_study`` function; :data:`STUDIES` names them. Mod
 only when a study runs.
 
 >>> list_studies().name.tolist()
-['best-item-study', 'judging-study', 'judging-replay', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
+['best-item-study', 'judging-study', 'judging-replay', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ STUDIES = Registry("study", [
           "published values", "judging_study"),
     Study("judging-replay", "Replay the top-k process on the recorded crowd judgments; agreement with "
           "Set I / Combined", "judging_replay"),
+    Study("preference-measures", "Thesis 2.3: ppref, wpref, rpref and Sakai-Zeng-style measures against nDCG@10 "
+          "and PGC on the 63 DL-2021 runs", "preference_measures"),
     Study("mergedts-large-scale", "MergeDTS paper 6.1-6.3: MergeDTS, mergeRUCB, DTS, Self-Sparring, RMED1, REX3 on "
           "MSLR-Navigational and MSLR-Perfect", "mergedts_large_scale", online=True),
     Study("mergedts-cycles", "MergeDTS paper 6.4: Cycle and Cycle2 with MergeDTS, mergeRUCB, DTS, Self-Sparring, "
@@ -56,8 +58,8 @@ STUDIES = Registry("study", [
           "rucb_vs_savage", online=True),
     Study("rcs-vs-rucb", "Thesis ch. 5: RCS against RUCB on 10-armed MSLR problems (alpha = 0.501) and the "
           "alpha = 0.1 stability test", "rcs_vs_rucb", online=True),
-    Study("ccb-copeland", "Thesis ch. 7: CCB, SCB, Copeland SAVAGE and RUCB on a 5-arm non-Condorcet, a 500-arm and a "
-          "Condorcet problem", "ccb_copeland", online=True),
+    Study("ccb-copeland", "Thesis ch. 7: CCB, SCB, Copeland SAVAGE, PBR, RankEl and RUCB on a 5-arm "
+          "non-Condorcet, a 500-arm and a Condorcet problem", "ccb_copeland", online=True),
     Study("multileaving", "MergeDTS paper 6.6: MergeDTS with probabilistic interleaving against multileaving "
           "(UCB-Multileave, Self-Sparring) on NP2004, by online CTR@10 and NDCG@10", "multileaving", online=True),
     Study("ab-vs-interleaving", "Lecture slides: impressions an A/B test of absolute click metrics and an interleaving "

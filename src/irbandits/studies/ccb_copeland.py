@@ -1,4 +1,4 @@
-"""Zoghi thesis (seed 002) section 7.5, Figures 7.6-7.8: CCB against SCB, Copeland SAVAGE and RUCB.
+"""Zoghi thesis (seed 002) section 7.5, Figures 7.6-7.8: CCB against SCB, Copeland SAVAGE, PBR, RankEl and RUCB.
 
     irbandits reproduce ccb-copeland            # 10^6 steps, 10 runs, the two 5-arm problems
     irbandits reproduce ccb-copeland --full     # 10^7 steps, 30 runs, all three problems
@@ -8,16 +8,16 @@ Three problems, Copeland regret throughout (the chapter's regret):
 - ``mslr5-copeland``: five rankers none of which beats the other four. The thesis's matrix (from
   its bit.ly link) is not in ``../shared/data``; this one is the first draw of 5 of MSLR-Navigational's
   136 rankers from ``default_rng(0)`` without a Condorcet winner (:func:`subset`). CCB, SCB,
-  Copeland SAVAGE and RUCB (PBR and RankEl are not in irbandits).
+  Copeland SAVAGE, PBR, RankEl and RUCB, the six of Figure 7.6.
 - ``copeland-500``: the synthetic 500-arm problem (:mod:`irbandits.synthetic`: three cyclic
   Copeland winners of score 498, the others 0 .. 496); CCB and SCB. Only at ``--full`` (or with
   ``only``): CCB costs O(K^2) per step, about 1 ms at K = 500, so 10^6 steps take a quarter hour per run.
 - ``mslr5-condorcet``: five MSLR rankers with a Condorcet winner (first such draw from
   ``default_rng(0)``); CCB and RUCB.
 
-Copeland SAVAGE needs the horizon: it gets the run's horizon (delta = 1/T), so its curve before T
-is that of runs tuned for T; the thesis reran it for each horizon. The thesis gives no horizon or
-run count for these figures; SAVAGE's markers there reach 2 x 10^7.
+Copeland SAVAGE, PBR and RankEl need the horizon: each gets the run's horizon (delta = 1/T, thesis
+7.5), so its curve before T is that of runs tuned for T; the thesis reran them for each horizon. The
+thesis gives no horizon or run count for these figures; SAVAGE's markers there reach 2 x 10^7.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from irbandits.studies.online import (
 DEFAULT = dict(horizon=10**6, runs=10, only=("mslr5-copeland", "mslr5-condorcet"))
 FULL = dict(horizon=10**7, runs=30)
 ALGORITHMS = {
-    "mslr5-copeland": ["CCB", "SCB", "Copeland-SAVAGE", "RUCB"],
+    "mslr5-copeland": ["CCB", "SCB", "Copeland-SAVAGE", "PBR", "RankEl", "RUCB"],
     "copeland-500": ["CCB", "SCB"],
     "mslr5-condorcet": ["CCB", "RUCB"],
 }
@@ -100,7 +100,8 @@ def report(table: pd.DataFrame) -> str:
     f = final(table, "copeland_regret")
     probs = problems()
     lines = [f"{int(table.step.max()):,} steps, {table.run.nunique()} runs per algorithm (the thesis gives neither); "
-             "Copeland regret; arms permuted per run. Copeland SAVAGE is given the horizon (delta = 1/T)."]
+             "Copeland regret; arms permuted per run. Copeland SAVAGE, PBR and RankEl are given the horizon "
+             "(delta = 1/T)."]
     for key, part in f.groupby("problem", sort=False):
         arms, p = probs[key]
         about = (f"MSLR rankers {arms.tolist()}; " if arms is not None else "") + (
