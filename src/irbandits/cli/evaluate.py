@@ -25,22 +25,25 @@ from irbandits.errors import IrbanditsError
 def _measure_help() -> str:
     from irbandits.measures import MEASURES
 
-    own = [f"{m.name} ({m.description}; reads --{m.labels})" for m in MEASURES.values() if m.name != "standard"]
-    return ("; ".join(own) + "; NAME:p=0.9,depth=100 sets parameters; or any ir-measures / trec_eval name: "
+    reads = {"prefs": "--prefs, or --qrels with source=qrels"}
+    own = [f"{m.name} ({m.description}; reads {reads.get(m.labels, '--' + m.labels)})" for m in MEASURES.values()
+           if m.name != "standard"]
+    return ("; ".join(own) + "; NAME:p=0.9,depth=100 or ppref:k=5,pairs=implicit sets parameters; or any "
+            "ir-measures / trec_eval name: "
             "nDCG@10, RR, AP, ndcg_cut_10, recip_rank, map, ...; repeat for several")
 
 
 def _check(runs: list[Path], measure: list[str], labels: dict[str, Optional[Path]]) -> None:
     """Fail before reading anything: unknown measures, a measure whose labels option is missing,
     input paths that are not readable files (or run directories)."""
-    from irbandits.measures import parse_measure
+    from irbandits.measures import label_kind, parse_measure
 
     for m in measure:
-        kind = parse_measure(m).measure.labels
+        kind = label_kind(parse_measure(m))
         if kind == "best" and labels["qrels"] is None and labels["best"] is None:
             raise IrbanditsError(f"measure {m} needs --best or --qrels (best items: the top grade of the qrels)")
         if kind != "best" and labels[kind] is None:
-            raise IrbanditsError(f"measure {m} needs --{kind}")
+            raise IrbanditsError(f"measure {m} needs --{kind}" + (" (or --prefs)" if kind == "judgments" else ""))
     for r in runs:
         check_dir(r, "--runs") if r.is_dir() else check_file(r, "--runs")
     for option, path in labels.items():
@@ -72,7 +75,9 @@ def _load(runs: list[Path], measure: list[str], qrels: Optional[Path], judgments
 
 _RUNS = typer.Option(..., "--runs", help="a directory of run files, or run files; repeat for several")
 _QRELS = typer.Option(None, help="qrels: graded, preference-valued or best-item (topic iteration docno value)")
-_JUDGMENTS = typer.Option(None, help="pairwise judgments (topic left right winner), for pgc")
+_JUDGMENTS = typer.Option(None, "--judgments", "--prefs", help="pairwise preference judgments (topic left right "
+                          "winner), for pgc, ppref, wpref, rpref and pref_ndcg (several judgments of a pair: the "
+                          "majority; a tie states no preference)")
 _BEST = typer.Option(None, help="best-item qrels for best_rr; default: the top grade of --qrels")
 _INCLUDE_UNJUDGED = typer.Option(False, help="also score the run topics no label judges, as 0 (trec_eval leaves "
                                  "them out)")

@@ -105,6 +105,32 @@ def judging_replay(
                                 f"shares an item with the released one; same = identical sets"))
 
 
+@_study("preference-measures")
+def preference_measures(
+    data: Path = typer.Option(Path("../shared/data"), help="the shared data directory"),
+    samples: int = typer.Option(1000, min=10, help="topic-bootstrap samples per tau interval"),
+    k: int = typer.Option(10, min=1, help="cutoff rank of the preference measures"),
+    seed: int = typer.Option(0, help="bootstrap seed"),
+    out: Path = typer.Option(Path("preference-measures"), help="output directory: the report "
+                             "preference-measures.md and its figures"),
+) -> None:
+    study = get_study("preference-measures")
+    check_dir(data, "--data")
+    check_output(out, "--out", directory=True)
+    result = study.run(data=data, samples=samples, seed=seed, k=k)
+    comp = result["comparisons"].assign(**{"95% CI": lambda c: [f"[{lo:.3f}, {hi:.3f}]" for lo, hi
+                                                                 in zip(c.tau_low, c.tau_high)]})
+    console.print(make_table(comp[["measure", "source", "reference", "topics", "tau", "95% CI", "tau_ap"]],
+                             f"Kendall's tau over {result['runs']} runs, BCa interval from {samples} topic-bootstrap "
+                             "samples"))
+    ref = result["ndcg_pgc"]
+    console.print(f"nDCG@10 vs PGC: tau = {ref['tau']:.4f} (published 0.8150)")
+    s = result["seconds"]
+    console.print(f"read {s['read']:.1f} s, evaluate {s['evaluate']:.1f} s, compare {s['compare']:.1f} s")
+    out.mkdir(exist_ok=True)
+    console.print(f"wrote {study.load().write_report(result, out, out / 'preference-measures.md')} and its figures")
+
+
 def _online_study(name: str) -> None:
     """``irbandits reproduce NAME [--full]`` for an online study: runs it, prints its report and writes
     ``out/NAME.md`` with its figures."""

@@ -5,6 +5,8 @@ of labels each:
 
 - ``compatibility`` (qrels: graded, preference-valued or best-item), ``pgc`` (pairwise
   judgments), ``best_rr`` (best items: a best-item qrels file, else the top grade of the qrels);
+- ``ppref``, ``wpref``, ``rpref`` and ``pref_ndcg`` (preference pairs: the majority of the pairwise
+  judgments, or with ``source=qrels`` the pairs of graded qrels; :mod:`irbandits.measures.preference`);
 - any other name goes to ir-measures (``nDCG@10``, ``RR``, ``AP``, ``ndcg_cut_10``, ``map``, ...)
   and reads the qrels.
 
@@ -28,12 +30,13 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 
 from irbandits.errors import IrbanditsError
+from irbandits.measures.preference import ppref, pref_ndcg, rpref, wpref
 from irbandits.measures.rbo import compatibility, fas_ranking, pgc
 from irbandits.measures.standard import best_items, best_rr, standard
 from irbandits.params import Param, Registry, check_params, split_name
 
 __all__ = ["MEASURES", "Measure", "best_items", "best_rr", "compatibility", "evaluate", "fas_ranking", "mean_over_topics",
-           "parse_measure", "pgc", "standard"]
+           "parse_measure", "pgc", "ppref", "pref_ndcg", "rpref", "standard", "wpref"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class Measure:
 
     name: str
     description: str
-    labels: str  # "qrels", "judgments" or "best"
+    labels: str  # "qrels", "judgments", "best" or "prefs" (judgments, or qrels with source=qrels)
     params: tuple[Param, ...] = ()
     compute: Callable[..., pd.DataFrame] | None = None  # (runs, labels, **params) -> run, topic, value
 
@@ -54,11 +57,24 @@ def _in_01(x: float) -> bool:
 _RBO = (Param("p", float, 0.95, "RBO persistence", _in_01, "in (0, 1)"),
         Param("depth", int, 1000, "RBO evaluation depth", lambda d: d >= 1, ">= 1"))
 
+_K = Param("k", int, 10, "cutoff rank", lambda k: k >= 1, ">= 1")
+_SOURCE = Param("source", str, "judgments", "preferences from the judgments (majority per pair) or the qrels "
+                "(higher grade preferred)", lambda s: s in ("judgments", "qrels"), "judgments or qrels")
+_PAIRS = (_K, Param("pairs", str, "all", "ordered pairs counted: all (one or both in the top k), explicit (both), "
+                    "implicit (exactly one)", lambda s: s in ("all", "explicit", "implicit"),
+                    "all, explicit or implicit"), _SOURCE)
+
 MEASURES = Registry("measure", (
     Measure("compatibility", "RBO with the ideal ranking of the qrels, normalised", "qrels", _RBO, compatibility),
     Measure("pgc", "preference graph compatibility: RBO with the feedback-arc-set order of the judgments",
             "judgments", _RBO, pgc),
     Measure("best_rr", "reciprocal rank of the first best item (MRR as the mean)", "best", (), best_rr),
+    Measure("ppref", "precision of preferences at k: correctly ordered / ordered preference pairs", "prefs",
+            _PAIRS, ppref),
+    Measure("wpref", "ppref with each pair weighted by 1/(log2 r + 1), r its higher rank", "prefs", _PAIRS, wpref),
+    Measure("rpref", "recall of preferences at k: correctly ordered / all preference pairs", "prefs", _PAIRS, rpref),
+    Measure("pref_ndcg", "nDCG@k whose gain is the share of its preference pairs a document wins", "prefs",
+            (_K, _SOURCE), pref_ndcg),
     Measure("standard", "any ir-measures or trec_eval name: nDCG@10, RR, AP, ndcg_cut_10, map, ...", "qrels"),
 ))
 
@@ -93,6 +109,12 @@ def parse_measure(text: str) -> _Parsed:
                          "(nDCG@10, RR, AP, ndcg_cut_10, recip_rank, map, ...)")
 
 
+def label_kind(parsed: _Parsed) -> str:
+    """The labels a parsed measure reads: ``qrels``, ``judgments`` or ``best`` (a preference measure
+    reads its ``source``)."""
+    return parsed.params["source"] if parsed.measure.labels == "prefs" else parsed.measure.labels
+
+
 def _label_topics(kind: str, labels: pd.DataFrame) -> set:
     if kind == "qrels":
         return set(labels.loc[labels["grade"] > 0, "topic"])
@@ -125,8 +147,8 @@ def evaluate(runs: pd.DataFrame, measures: Sequence[str], qrels: pd.DataFrame | 
     option = {"qrels": "qrels", "judgments": "judgments", "best": "best-item qrels (or qrels)"}
     parsed = [parse_measure(m) for m in measures]
     for p in parsed:
-        if sources[p.measure.labels] is None:
-            raise IrbanditsError(f"measure {p.label} needs {option[p.measure.labels]}")
+        if sources[label_kind(p)] is None:
+            raise IrbanditsError(f"measure {p.label} needs {option[label_kind(p)]}")
     names = runs["run"].unique()
     answered = set(runs["topic"])
     frames = {}
@@ -136,10 +158,10 @@ def evaluate(runs: pd.DataFrame, measures: Sequence[str], qrels: pd.DataFrame | 
         frames.update({m: g.drop(columns="measure") for m, g in done.groupby("measure", sort=False)})
     for p in parsed:
         if p.measure.compute is not None:
-            frames[p.label] = p.measure.compute(runs, sources[p.measure.labels], **p.params)
+            frames[p.label] = p.measure.compute(runs, sources[label_kind(p)], **p.params)
     out = []
     for p in parsed:
-        labelled = answered if include_unjudged else _label_topics(p.measure.labels, sources[p.measure.labels])
+        labelled = answered if include_unjudged else _label_topics(label_kind(p), sources[label_kind(p)])
         topics = sorted(labelled & answered)
         grid = pd.MultiIndex.from_product([names, topics], names=["run", "topic"])
         values = frames.get(p.label, pd.DataFrame(columns=["run", "topic", "value"]))
