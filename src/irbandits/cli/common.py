@@ -230,11 +230,13 @@ QUERY_FILE = typer.Option(None, help="LightGBM-style .query file (documents per 
 CLICK_MODEL = typer.Option("navigational", help="perfect, navigational, informational, random, pbm or dcm, or a "
                            "model fitted by grade (`irbandits clicks fit --by grade --out MODEL.json`)")
 INTERLEAVING = typer.Option("probabilistic", help="team-draft, balanced, probabilistic, probabilistic-assignment, "
-                            "optimized, roughly-optimized or pairwise-preference")
+                            "optimized, roughly-optimized, pairwise-preference, sosm or document-constraints "
+                            "(with --multileave: team-draft, probabilistic, optimized, roughly-optimized, "
+                            "pairwise-preference or sosm)")
 LENGTH = typer.Option("10", metavar="N", help="results per interleaved / multileaved list (and per ranker's list)")
 RANKERS = typer.Option(None, help="features to use as rankers, 1-based, e.g. 1-10,15; default all")
-MULTILEAVE = typer.Option(0, min=0, help="with --ltr: show M rankers per step in one team-draft or probabilistic "
-                          "multileaved list (multi-dueling algorithms only, e.g. Self-Sparring; 2 = interleaving)")
+MULTILEAVE = typer.Option(0, min=0, help="with --ltr: show M rankers per step in one multileaved list (the "
+                          "--interleaving method's multileaving form) (multi-dueling algorithms only, e.g. Self-Sparring; 2 = interleaving)")
 
 
 def parse_rankers(text: Optional[str]) -> list[int] | None:

@@ -130,7 +130,8 @@ def experiment_replay(
     ltr: Path = LTR,
     query_file: Optional[Path] = QUERY_FILE,
     click_model: str = CLICK_MODEL,
-    interleaving: str = typer.Option("team-draft", help="team-draft, balanced, probabilistic or probabilistic-assignment"),
+    interleaving: str = typer.Option("team-draft", help="the service experiment's interleaving method: team-draft, "
+                                     "balanced, probabilistic, probabilistic-assignment, sosm, ..."),
     rankers: Optional[str] = RANKERS,
     algorithm: Optional[list[str]] = typer.Option(None, "--algorithm", "-a",
                                                   help="NAME, NAME:tuned or NAME:param=value,...; repeat for several; default RUCB"),

@@ -1,4 +1,4 @@
-"""Interleaved comparisons of two rankers: team-draft, balanced and probabilistic interleaving.
+"""Interleaved comparisons of two rankers: team-draft, balanced, probabilistic interleaving and others.
 
 Each method is a pair of compiled kernels with one signature, so the simulation code takes any of
 them as an argument::
@@ -17,6 +17,27 @@ them as an argument::
   expectation over every assignment that could have produced it: given the list the slots are
   independent, slot s came from A with ``prob[s] = P_A(d_s) / (P_A(d_s) + P_B(d_s))``, and the
   outcome is P(A has more clicked slots) - P(B has more), from the Poisson-binomial distribution.
+- ``sosm``, sample-only scored multileaving (Brost, Cox, Seldin & Lioma, "An improved multileaving
+  algorithm for online ranker evaluation", SIGIR 2016; not among the seeds, so implemented after the
+  code the MergeDTS paper ran, seed 001, section 6.6, footnote 6: github.com/HarrieO/
+  PairwisePreferenceMultileave, ``multileaving/SampleOnlyScoredMultileave.py``, its
+  ``make_multileaving`` and ``preferences_of_list``) of two rankers: the rankers' common prefix,
+  then team-draft rounds (:func:`sosm_fill`); a click on d scores for each ranker the weight
+  1 / (k + 1)^3 of d's rank k in the ranker's ranking of the *shown* results only
+  (:func:`sosm_weights`), the larger score wins.
+  Under clicks with probability 1/2 at every slot it favours neither list, for any pair; at other
+  click rates it can (the weights of a ranker add up to the same sum, but the sign of a difference
+  is not symmetric then).
+- ``document-constraints`` (He, Zhai & Li, "Evaluation of methods for relative comparison of
+  retrieval systems based on clickthroughs", CIKM 2009; the Zoghi thesis, seed 002, chapter 3, cites
+  it beside balanced and team-draft interleaving): the balanced list; a clicked result is preferred to
+  every unclicked result above it and to the first unclicked result below it, a list violates such a
+  constraint when it holds the unclicked result and ranks it higher or leaves the clicked one out,
+  and the list with fewer violations wins (:func:`constraint_credit`; Lerot's
+  ``DocumentConstraints`` with its default ``--constraints 3``). Its credit is blind to results a
+  list does not hold, so a list that holds fewer of the shown results is favoured under random
+  clicks; with the lists' roles drawn at random neither side is (both measured in
+  ``tests/test_sosm_document_constraints.py``).
 
 Lists are at most 10 long (``CUTOFF``). For a live system, :func:`interleave` returns an
 :class:`Interleaved` whose ``shown`` list goes to the user and whose ``credit`` takes the clicks.
@@ -42,7 +63,7 @@ from irbandits.clicks import optimized, preference
 from irbandits.clicks.positions import position as _position
 from irbandits.errors import IrbanditsError
 from irbandits.params import Registry
-from irbandits.rng import new_rng, randint, uniform
+from irbandits.rng import new_rng, randint, shuffle, uniform
 
 CUTOFF = 10  # the default list length
 TAU = 3.0
@@ -280,6 +301,119 @@ def preference_credit(a, na, b, nb, shown, n, assign, prob, clicks):
     return _sign(out[0] - out[1]) if abs(out[0] - out[1]) > 1e-12 else 0.0
 
 
+# ----- sample-only scored multileaving (SOSM) --------------------------------------------------
+_GRID = 2.0**40  # SOSM's weights are multiples of 1 / _GRID: sums of up to 2^12 of them (each <= 1) are exact
+
+
+@njit(cache=True)
+def sosm_fill(lists, lens, rng, shown, assign):
+    """SOSM's list (Brost et al. 2016; ``make_multileaving`` of the implementation the MergeDTS paper
+    ran, see the module): the rankers' common prefix first (``assign`` -1),
+    then rounds in which the rankers, in a new random order each round, add their best result not
+    yet shown (team-draft multileaving); a ranker whose list is used up sits the rounds out.
+    Returns the length of the list."""
+    m, L = lists.shape[0], shown.shape[0]
+    n = 0
+    while n < L:
+        same = True
+        for r in range(m):
+            if n >= lens[r] or lists[r, n] != lists[0, n]:
+                same = False
+                break
+        if not same:
+            break
+        shown[n], assign[n] = lists[0, n], -1
+        n += 1
+    nxt = np.full(m, n)
+    order = np.arange(m)
+    while n < L:
+        shuffle(rng, order)
+        added = False
+        for r in order:
+            while nxt[r] < lens[r] and _position(shown, n, lists[r, nxt[r]]) >= 0:
+                nxt[r] += 1
+            if nxt[r] < lens[r] and n < L:
+                shown[n], assign[n] = lists[r, nxt[r]], r
+                n += 1
+                added = True
+        if not added:
+            break
+    return n
+
+
+@njit(cache=True)
+def sosm_weights(x, nx, shown, n, out):
+    """``out[i]``: what a click on ``shown[i]`` scores for the ranker with list ``x[:nx]``: the ranker's
+    ranking of the sample (the shown results alone) puts it at rank k (0-based) and it scores
+    ``rank_weight(k) = 1 / (k + 1)^3`` (``preferences_of_list`` of the implementation the MergeDTS
+    paper ran: ``1 / (rank + 1)^tau`` with probabilistic multileaving's tau = 3). Shown results outside the ranker's list rank below its own, in an order it does
+    not give: they share the mean weight of the ranks they fill (the expectation over a uniformly
+    random order), so every ranker's weights add up to the same sum_k rank_weight(k).
+
+    The weights are rounded to multiples of 2^-40 (:data:`_GRID`): sums of a list's weights are then
+    exact, so two rankers whose clicked weights are the same numbers in another order tie exactly."""
+    k = 0
+    for j in range(nx):
+        i = _position(shown, n, x[j])
+        if i >= 0:
+            out[i] = np.floor(rank_weight(k) * _GRID + 0.5) / _GRID
+            k += 1
+    if k < n:
+        rest = 0.0
+        for t in range(k, n):
+            rest += rank_weight(t)
+        rest = np.floor(rest / (n - k) * _GRID + 0.5) / _GRID
+        for i in range(n):
+            if _position(x, nx, shown[i]) < 0:
+                out[i] = rest
+
+
+@njit(cache=True)
+def sosm_interleave(a, na, b, nb, rng, shown, assign, prob):
+    """SOSM of two rankers; ``prob[i]`` is A's weight of slot i minus B's (see :func:`sosm_weights`),
+    so :func:`delta_credit` gives the sign of A's score minus B's."""
+    lists, lens = _pair(a, na, b, nb)
+    n = sosm_fill(lists, lens, rng, shown, assign)
+    wb = np.empty(n)
+    sosm_weights(a, na, shown, n, prob)
+    sosm_weights(b, nb, shown, n, wb)
+    for i in range(n):
+        prob[i] -= wb[i]
+    return n
+
+
+# ----- document constraints -------------------------------------------------------------------
+@njit(cache=True)
+def _violates(x, nx, hi, lo):
+    """Whether the list ``x[:nx]`` violates "``hi`` (clicked) before ``lo`` (not clicked)": it holds
+    ``lo`` and ranks it above ``hi`` or leaves ``hi`` out."""
+    p_lo = _position(x, nx, lo)
+    if p_lo < 0:
+        return False
+    p_hi = _position(x, nx, hi)
+    return p_hi < 0 or p_lo < p_hi
+
+
+@njit(cache=True)
+def constraint_credit(a, na, b, nb, shown, n, assign, prob, clicks):
+    """Document constraints (He, Zhai & Li 2009): every clicked result is preferred to each unclicked
+    result above it and to the first unclicked result below it; the list that violates fewer of
+    these constraints wins."""
+    va, vb = 0, 0
+    for hi in range(n):
+        if not clicks[hi]:
+            continue
+        below = hi + 1
+        while below < n and clicks[below]:
+            below += 1
+        for lo in range(min(below + 1, n)):
+            if clicks[lo]:
+                continue
+            va += _violates(a, na, shown[hi], shown[lo])
+            vb += _violates(b, nb, shown[hi], shown[lo])
+    return _sign(vb - va)
+
+
 # ----- registry -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Method:
@@ -307,6 +441,10 @@ METHODS = Registry("interleaving method", [
            "unbiasedness constraint relaxed", roughly_optimized_interleave, delta_credit),
     Method("pairwise-preference", "pairwise-preference interleaving (Oosterhuis & de Rijke 2017) of two rankers",
            preference_interleave, preference_credit),
+    Method("sosm", "sample-only scored multileaving (Brost et al. 2016) of two rankers: team-draft list, every "
+           "click scored by each ranker's ranking of the shown results", sosm_interleave, delta_credit),
+    Method("document-constraints", "document constraints (He, Zhai & Li 2009): balanced list, the list that "
+           "violates fewer click-implied constraints wins", balanced, constraint_credit),
 ])
 
 

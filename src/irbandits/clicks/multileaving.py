@@ -18,6 +18,11 @@ length of ``shown``)::
   ranker r with 1 / rank_r(d) (``prob[i, r]``).
 - ``pairwise-preference`` multileaving (Oosterhuis & de Rijke 2017, :mod:`irbandits.clicks.preference`):
   credit from the click-inferred pairwise preferences each ranker agrees with.
+- ``sosm``, sample-only scored multileaving (Brost, Cox, Seldin & Lioma, SIGIR 2016; the
+  multileaving of the MergeDTS paper's section 6.6): the rankers' common prefix, then team-draft
+  rounds; a click on d credits *every* ranker with 1 / (k + 1)^3, k the rank of d in that ranker's
+  ranking of the shown results (``prob[i, r]``; a result outside the ranker's list shares the mean
+  weight of the ranks below its own, see :func:`~irbandits.clicks.interleaving.sosm_weights`).
 
 Ranker i beats j in a multileaved comparison when its credit is larger; :func:`multileave_wins`
 runs many such steps, each on a random query with a random subset of rankers.
@@ -39,7 +44,15 @@ from numba import njit
 
 from irbandits.clicks import optimized, preference
 from irbandits.clicks.click_models import ClickModel, simulate_clicks
-from irbandits.clicks.interleaving import CUTOFF, check_length, clicks_at, encode, rank_weight
+from irbandits.clicks.interleaving import (
+    CUTOFF,
+    check_length,
+    clicks_at,
+    encode,
+    rank_weight,
+    sosm_fill,
+    sosm_weights,
+)
 from irbandits.clicks.ltr import Rankers, top_k
 from irbandits.clicks.matrix import Estimate, check_rankers, resolve_model
 from irbandits.clicks.positions import position as _position
@@ -163,6 +176,16 @@ def preference_multicredit(lists, lens, shown, n, assign, prob, clicks, out):
 
 
 @njit(cache=True)
+def sosm_multileave(lists, lens, rng, shown, assign, prob):
+    """SOSM's list (:func:`~irbandits.clicks.interleaving.sosm_fill`); ``prob[i, r]`` is what a click
+    on slot i scores for ranker r (:func:`~irbandits.clicks.interleaving.sosm_weights`)."""
+    n = sosm_fill(lists, lens, rng, shown, assign)
+    for r in range(lists.shape[0]):
+        sosm_weights(lists[r], lens[r], shown, n, prob[:, r])
+    return n
+
+
+@njit(cache=True)
 def new_multiwork(m, length=CUTOFF):
     """Scratch arrays for one multileaved comparison of up to ``m`` rankers and lists of
     ``length`` results: their lists and lengths, shown list, assignment, slot probabilities,
@@ -226,6 +249,9 @@ METHODS = Registry("multileaving method", [
                  "unbiasedness constraint relaxed", roughly_optimized_multileave, marginalised_multicredit),
     Multileaving("pairwise-preference", "pairwise-preference multileaving (Oosterhuis & de Rijke 2017)",
                  preference_multileave, preference_multicredit),
+    Multileaving("sosm", "sample-only scored multileaving (Brost et al. 2016): team-draft list, every click "
+                 "scored for every ranker by its ranking of the shown results", sosm_multileave,
+                 marginalised_multicredit),
 ])
 
 
