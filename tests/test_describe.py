@@ -107,4 +107,4 @@ def test_simulate_leads_with_copeland_regret_without_a_condorcet_winner(tmp_path
     assert "Condorcet regret (mean ± SE)" in chosen.output and "Copeland regret (mean)" in chosen.output
     a, c = (pd.read_parquet(tmp_path / d / "results.parquet").drop(columns="run_seconds") for d in "ac")
     pd.testing.assert_frame_equal(a, c, check_exact=True)  # fast-forward changes no number
-    assert isinstance(cli(*common, "--regret", "borda", "--out", tmp_path / "b").exception, IrbanditsError)
+    assert isinstance(cli(*common, "--regret", "regal", "--out", tmp_path / "b").exception, IrbanditsError)

@@ -50,8 +50,14 @@ def _save(plt, fig, path: str | Path) -> Path:
     return Path(path)
 
 
-def plot_regret(table: pd.DataFrame, path: str | Path, column: str = "regret", title: str = "") -> Path:
-    """Mean cumulative regret per algorithm with +-1 SE bands, on a linear and a log time axis."""
+def plot_regret(table: pd.DataFrame, path: str | Path, column: str = "regret", title: str = "",
+                kind: str | None = None) -> Path:
+    """Mean cumulative regret per algorithm with +-1 SE bands, on a linear and a log time axis; ``kind``
+    (e.g. "weak") names the regret on the y axis and in the default title (default: the column's name,
+    or the ``regret_kind`` a simulation table records in its attrs)."""
+    if kind is None and column == table.attrs.get("regret_column"):
+        kind = table.attrs.get("regret_kind")
+    what = f"{kind} regret" if kind else column.replace("_", " ")
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), squeeze=False)
     curves = _curves(table, column)
@@ -60,13 +66,13 @@ def plot_regret(table: pd.DataFrame, path: str | Path, column: str = "regret", t
             ax.plot(c.step, c["mean"], label=name, **style(i))
             ax.fill_between(c.step, c["mean"] - c.se, c["mean"] + c.se, color=style(i)["color"], alpha=0.2, lw=0)
         ax.set_xlabel("time step t" + (" (log scale)" if log else ""))
-        ax.set_ylabel("cumulative " + column.replace("_", " "))
+        ax.set_ylabel("cumulative " + what)
         if log:
             ax.set_xscale("log")
         else:
             ax.xaxis.set_major_formatter(lambda x, _: f"{x:,.0f}")
         ax.grid(alpha=0.3)
-    fig.suptitle(title or f"cumulative {column.replace('_', ' ')} ({_about(table)}; mean ± 1 SE)")
+    fig.suptitle(title or f"cumulative {what} ({_about(table)}; mean ± 1 SE)")
     if curves.algorithm.nunique() <= 8:
         axes[0][0].legend(fontsize="small")
         fig.tight_layout()

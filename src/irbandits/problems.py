@@ -286,6 +286,21 @@ class PreferenceMatrix:
         s = self.copeland_scores
         return s.max() - s
 
+    @cached_property
+    def borda_gaps(self) -> np.ndarray:
+        """b(1) - b(k): the Borda winner's score (:attr:`borda_scores`, normalised by K - 1) minus arm k's."""
+        s = self.borda_scores
+        return s.max() - s
+
+    @cached_property
+    def von_neumann_gaps(self) -> np.ndarray:
+        """sum_j w_j p_jk - 0.5: how much the von Neumann winner w beats arm k. Non-negative since w is
+        optimal, and 0 on w's support where the game is fully mixed; what the linear program leaves
+        below 1e-9 (its rounding) is 0."""
+        g = self.von_neumann_winner @ self.p - 0.5
+        g[g < 1e-9] = 0.0
+        return g
+
     def condorcet_regret(self, c: int, d: int) -> float:
         """Average regret (Delta_1c + Delta_1d) / 2 of one duel."""
         return float(self.gaps[c] + self.gaps[d]) / 2

@@ -187,21 +187,6 @@ def problem_by_name_or_file(text: str, option: str):
         raise IrbanditsError(f"{option} {text}: no such file, and {exc}") from None
 
 
-REGRET = typer.Option("auto", help="regret to tabulate and plot: condorcet, copeland, or auto (Copeland when the "
-                      "problem has no Condorcet winner)")
-
-
-def regret_kind(choice: str, problem) -> tuple[str, str]:
-    """``--regret``: the results column and its name in titles (``auto`` follows the problem's winner type)."""
-    kinds = {"condorcet": ("regret", "Condorcet"), "copeland": ("copeland_regret", "Copeland")}
-    choice = choice.lower()
-    if choice == "auto":
-        choice = problem.winner_type.lower()
-    if choice not in kinds:
-        raise IrbanditsError(f"--regret must be condorcet, copeland or auto, got {choice!r}")
-    return kinds[choice]
-
-
 def format_number(x: float, digits: int = 4) -> str:
     """``digits`` significant digits, never in scientific notation: 19,073, 123.5, 0.01235, 1."""
     import math

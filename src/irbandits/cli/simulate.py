@@ -17,7 +17,6 @@ from irbandits.cli.common import (
     MULTILEAVE,
     QUERY_FILE,
     RANKERS,
-    REGRET,
     check_output,
     console,
     load_problem,
@@ -28,10 +27,14 @@ from irbandits.cli.common import (
     parse_count,
     problem_by_name_or_file,
     reference_problem,
-    regret_kind,
     worker_count,
 )
 from irbandits.errors import IrbanditsError
+
+REGRET = typer.Option("auto", help="regret to record, tabulate and plot: condorcet, copeland, borda, von-neumann "
+                      "(against the von Neumann winner of `problems --describe`), weak (Yue et al.: the lesser gap "
+                      "of the two arms), strong (the larger gap of the two), or auto (condorcet, or "
+                      "copeland when the problem has no Condorcet winner); see docs/api/simulate.md")
 
 
 def simulate(
@@ -70,8 +73,8 @@ def simulate(
     from irbandits.cli.common import format_number
     from irbandits.dueling import parse_spec
     from irbandits.plots import plot_accuracy, plot_regret
+    from irbandits.simulate import regret_kind, summarize
     from irbandits.simulate import simulate as run_simulation
-    from irbandits.simulate import summarize
     from irbandits.tasks import Interrupted
 
     T = parse_count(horizon, "--horizon")
@@ -91,7 +94,8 @@ def simulate(
     if multileave:
         environment = multileave_environment(environment, multileave)
     P = reference_problem(environment, matrix, seed, ltr.name) if ltr else load_problem(problem, matrix)
-    column, kind = regret_kind(regret, P)
+    chosen = regret_kind(regret, P, "--regret")
+    column, kind = chosen.column, chosen.title
     winners = ", ".join(P.arms[w] for w in P.winners)
     console.print(f"problem {P.name}: K={P.K}, {P.winner_type} winner(s) {winners}; "
                   f"horizon {T:,}, {runs} runs, {jobs} jobs, seed {seed}"
@@ -105,19 +109,21 @@ def simulate(
     try:
         table = run_simulation(P, specs, horizon=T, runs=runs, seed=seed, jobs=jobs, out=out, force=force,
                                progress=progress and sys.stderr.isatty(), environment=environment,
-                               fast_forward=fast_forward)
+                               fast_forward=fast_forward, regret=chosen.name)
     except Interrupted as stop:
         typer.echo(f"interrupted: {stop.kept} of {stop.total} runs finished and kept in {out}; "
                    "run the same command again to resume", err=True)
         raise typer.Exit(130) from None
     summary = summarize(table)
+    # the other regret column: Copeland beside any other kind, Condorcet (what `regret` holds) beside Copeland
     other, other_kind = ("copeland_regret", "Copeland") if column == "regret" else ("regret", "Condorcet")
     summary.insert(2, f"{kind} regret (mean ± SE)", [f"{format_number(m)} ± {format_number(se, 2)}" for m, se in
                                                      zip(summary[f"{column}_mean"], summary[f"{column}_se"])])
     summary = summary.drop(columns=[f"{column}_mean", f"{column}_se", f"{other}_se"])
     summary = summary.rename(columns={f"{other}_mean": f"{other_kind} regret (mean)"})
     about = f"{P.name}, horizon {T:,}, {runs} runs"
-    plot_regret(table, out / "regret.png", column=column, title=f"cumulative {kind} regret ({about}; mean ± 1 SE)")
+    plot_regret(table, out / "regret.png", column=column, title=f"cumulative {kind} regret ({about}; mean ± 1 SE)",
+                kind=kind)
     plot_accuracy(table, out / "accuracy.png", title=f"accuracy: recommending a {P.winner_type} winner ({about})")
     console.print(make_table(summary, f"after {T:,} steps ({time.perf_counter() - start:.1f} s in all); {kind} regret "
                                   f"(the problem has {'a' if P.winner_type == 'Condorcet' else 'no'} Condorcet winner): "

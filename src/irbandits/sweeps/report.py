@@ -1,5 +1,6 @@
 """Figures and tables of a sweep's result store, per problem: the regret and accuracy figures
-and summary table of ``irbandits simulate``, and a heat map of final regret over every grid."""
+and summary table of ``irbandits simulate``, and a heat map of final regret over every grid (the
+regret of the spec's kind, ``auto`` resolved per problem as ``irbandits simulate --regret`` does)."""
 
 from __future__ import annotations
 
@@ -28,9 +29,10 @@ def load_results(out: str | Path) -> tuple[dict, pd.DataFrame]:
     return described, rows
 
 
-def grid_cells(summary: pd.DataFrame, described: dict) -> dict[str, tuple[list[str], pd.DataFrame]]:
+def grid_cells(summary: pd.DataFrame, described: dict,
+               column: str = "regret") -> dict[str, tuple[list[str], pd.DataFrame]]:
     """Per algorithm family with a grid: its parameter names and one row per setting (grid values,
-    regret_mean, accuracy), from a :func:`irbandits.simulate.summarize` table."""
+    regret_mean: the final mean of ``column``, accuracy), from a :func:`irbandits.simulate.summarize` table."""
     out = {}
     by_label = summary.set_index("algorithm")
     for family in dict.fromkeys(a["family"] for a in described["algorithms"] if a["grid"]):
@@ -39,7 +41,7 @@ def grid_cells(summary: pd.DataFrame, described: dict) -> dict[str, tuple[list[s
             continue
         params = list(settings[0]["grid"])
         cells = pd.DataFrame([{**a["grid"], "algorithm": a["label"],
-                               "regret_mean": by_label.loc[a["label"], "regret_mean"],
+                               "regret_mean": by_label.loc[a["label"], f"{column}_mean"],
                                "accuracy": by_label.loc[a["label"], "accuracy"]} for a in settings])
         out[family] = (params, cells)
     return out
@@ -50,7 +52,7 @@ def report(out: str | Path) -> list[dict]:
     return per problem: name, its summary table, the grid tables, the files written and how many of
     its runs are finished."""
     from irbandits.plots import plot_accuracy, plot_grid, plot_regret
-    from irbandits.simulate import summarize
+    from irbandits.simulate import REGRETS, summarize
 
     out = Path(out)
     described, rows = load_results(out)
@@ -64,15 +66,17 @@ def report(out: str | Path) -> list[dict]:
         table = table.drop(columns="problem")
         finished = table.groupby(["algorithm", "run"]).ngroups
         about = f"{problem}, horizon {int(table.step.max()):,}, {table.run.nunique()} runs"
-        files = [plot_regret(table, folder / "regret.png", title=f"cumulative Condorcet regret ({about}; mean ± 1 SE)"),
+        kind = REGRETS[described.get("regret_kinds", {}).get(problem, "condorcet")]  # a store made before: Condorcet
+        files = [plot_regret(table, folder / "regret.png", column=kind.column, kind=kind.title,
+                             title=f"cumulative {kind.title} regret ({about}; mean ± 1 SE)"),
                  plot_accuracy(table, folder / "accuracy.png", title=f"accuracy ({about})")]
         summary = summarize(table)
         summary.to_csv(folder / "summary.csv", index=False, float_format="%.6g")
         files.append(folder / "summary.csv")
-        grids = grid_cells(summary, described)
+        grids = grid_cells(summary, described, kind.column)
         for family, (params, cells) in grids.items():
             files.append(plot_grid(cells, params, folder / f"grid-{_safe(family)}.png",
-                                   title=f"{family} grid on {about}"))
+                                   title=f"{family} grid on {about}", label=f"final {kind.title} regret (mean over runs)"))
         pages.append(dict(problem=problem, summary=summary, grids=grids, files=files, finished=finished,
                           expected=expected, horizon=described["horizon"]))
     return pages

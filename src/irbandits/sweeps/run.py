@@ -33,7 +33,7 @@ def run_seed(seed: int, task: Task) -> np.random.SeedSequence:
 def run_task(context: dict, task: Task) -> pd.DataFrame:
     problem = context["problems"][task.problem]
     rows = simulate_run(context["specs"][task.algorithm], problem, context["horizon"], task.run,
-                 run_seed(context["seed"], task))
+                        run_seed(context["seed"], task), regret=context["regret"])
     rows.insert(0, "problem", task.problem)
     return rows
 
@@ -61,7 +61,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, backend: str = "local", workers:
     tasks = spec.tasks()
     todo = [t for t in tasks if t.key not in store.done]
     context = dict(problems=spec.problems, specs={s.label: s.spec for s in spec.settings}, horizon=spec.horizon,
-                   seed=spec.seed)
+                   seed=spec.seed, regret=spec.regret)
     finished: list = []
     failures: list[tuple[str, str]] = []
     flushed = float("-inf")

@@ -1,5 +1,6 @@
 """Sweep specs in TOML: a grid of simulations (problems, algorithms with parameter grids, horizon,
-runs, seed), in a ``[sweep]`` table and ``[[algorithms]]`` tables.
+runs, seed, and the kind of regret, ``regret = "weak"`` as ``irbandits simulate --regret``; default
+``auto``), in a ``[sweep]`` table and ``[[algorithms]]`` tables.
 
 A spec expands into one :class:`Task` per (problem, algorithm setting, run). Every mistake is one
 :class:`~irbandits.errors.IrbanditsError` naming the file, the key and the problem. ``[experiment]``,
@@ -35,8 +36,9 @@ from typing import Any
 from irbandits.dueling.base import AlgorithmSpec, parse_spec
 from irbandits.errors import IrbanditsError
 from irbandits.problems import PreferenceMatrix
+from irbandits.simulate import regret_kind
 
-SWEEP_KEYS = {"name", "problems", "horizon", "runs", "seed"}
+SWEEP_KEYS = {"name", "problems", "horizon", "runs", "seed", "regret"}
 TABLE = "sweep"  # the spec's own table
 OLD_TABLE = "experiment"  # the table's old name, still read in its place (for one release)
 ALGORITHM_KEYS = {"name", "params", "grid"}
@@ -72,7 +74,8 @@ class Setting:
 @dataclass
 class SweepSpec:
     """A parsed spec: named problems (label -> matrix, in spec order), algorithm settings, horizon, runs, seed;
-    ``table``: the name its ``[sweep]`` table was given (``"experiment"``: the old name)."""
+    ``table``: the name its ``[sweep]`` table was given (``"experiment"``: the old name); ``regret``: the
+    kind of regret (see :mod:`irbandits.simulate`)."""
 
     name: str
     path: Path
@@ -82,6 +85,7 @@ class SweepSpec:
     runs: int
     seed: int = 0
     table: str = TABLE
+    regret: str = "auto"
 
     @property
     def algorithms(self) -> list[AlgorithmSpec]:
@@ -91,14 +95,19 @@ class SweepSpec:
         """Every (problem, algorithm, run), problems outermost."""
         return [Task(p, s.label, r) for p in self.problems for s in self.settings for r in range(self.runs)]
 
+    def regret_kinds(self) -> dict[str, str]:
+        """Each problem's kind of regret: ``regret`` with ``auto`` resolved."""
+        return {k: regret_kind(self.regret, p).name for k, p in self.problems.items()}
+
     def fingerprint(self) -> dict:
-        """What results depend on beyond the task key: horizon, seed and each problem's matrix."""
+        """What results depend on beyond the task key: horizon, seed, each problem's matrix and kind of regret."""
         return dict(horizon=self.horizon, seed=self.seed,
-                    problems={k: hashlib.sha256(p.p.tobytes()).hexdigest() for k, p in self.problems.items()})
+                    problems={k: hashlib.sha256(p.p.tobytes()).hexdigest() for k, p in self.problems.items()},
+                    regret_kinds=self.regret_kinds())
 
     def describe(self) -> dict:
         """The expanded spec as plain data (kept beside the results, read by the report)."""
-        return dict(name=self.name, runs=self.runs, **self.fingerprint(),
+        return dict(name=self.name, runs=self.runs, regret=self.regret, **self.fingerprint(),
                     algorithms=[dict(label=s.label, family=s.family, grid=s.grid) for s in self.settings])
 
 
@@ -210,6 +219,11 @@ def load_spec(path: str | Path) -> SweepSpec:
             if P.name in problems:
                 raise IrbanditsError(f"{table}.problems[{i}]: a second problem named {P.name!r}")
             problems[P.name] = P
+        regret = exp.get("regret", "auto")
+        if not isinstance(regret, str):
+            raise IrbanditsError(f"{table}.regret: must be a kind of regret like \"weak\", got {regret!r}")
+        for P in problems.values():
+            regret_kind(regret, P, f"{table}.regret")
         algorithms = doc.get("algorithms")
         if not isinstance(algorithms, list) or not algorithms:
             raise IrbanditsError("algorithms: missing; add at least one [[algorithms]] table with a name")
@@ -233,4 +247,4 @@ def load_spec(path: str | Path) -> SweepSpec:
     name = exp.get("name", path.stem)
     if not isinstance(name, str) or not name:
         fail(f"{table}.name", f"must be a non-empty string, got {name!r}")
-    return SweepSpec(name, path, problems, settings, horizon, runs, seed, table)
+    return SweepSpec(name, path, problems, settings, horizon, runs, seed, table, regret.strip().lower())

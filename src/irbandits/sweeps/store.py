@@ -30,7 +30,7 @@ import pandas as pd
 
 from irbandits.errors import IrbanditsError
 from irbandits.io import write_parquet
-from irbandits.simulate import COLUMNS
+from irbandits.simulate import COLUMNS, REGRETS
 from irbandits.sweeps.spec import SweepSpec
 
 STORE_COLUMNS = ["problem", *COLUMNS]
@@ -103,6 +103,10 @@ class ResultStore:
             out = [f"{key} {old[key]}, not {new[key]}" for key in ("horizon", "seed") if old[key] != new[key]]
             out += [f"another matrix named {name}" for name, sha in new["problems"].items()
                     if old["problems"].get(name, sha) != sha]
+            kinds = old.get("regret_kinds", {})  # a store made before kinds of regret: Condorcet
+            out += [f"regret {kinds.get(name, 'condorcet')}, not {kind} on {name}"
+                    for name, kind in new["regret_kinds"].items()
+                    if name in old["problems"] and _holds(kinds.get(name, "condorcet")) != _holds(kind)]
             return out
         except (ValueError, KeyError, TypeError, AttributeError):
             return [f"a {meta.name} that irbandits did not write"]
@@ -139,6 +143,11 @@ class ResultStore:
     def table(self) -> pd.DataFrame:
         """The rows of the spec's finished tasks, in spec order: problem, algorithm, run, step."""
         return read_rows(self.out, self.spec.describe(), [t.key for t in self.spec.tasks() if t.key in self.done])
+
+
+def _holds(kind: str) -> str | None:
+    """The kind of regret the ``regret`` column holds when ``kind`` is chosen (Condorcet for Copeland)."""
+    return REGRETS[kind].in_regret.name if kind in REGRETS else None
 
 
 def _entries(index: Path) -> tuple[list[dict], int]:
