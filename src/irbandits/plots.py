@@ -57,7 +57,9 @@ def plot_regret(table: pd.DataFrame, path: str | Path, column: str = "regret", t
     or the ``regret_kind`` a simulation table records in its attrs)."""
     if kind is None and column == table.attrs.get("regret_column"):
         kind = table.attrs.get("regret_kind")
-    what = f"{kind} regret" if kind else column.replace("_", " ")
+    from irbandits.simulate import REGRETS
+
+    what = f"{REGRETS[kind].title if kind in REGRETS else kind} regret" if kind else column.replace("_", " ")
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), squeeze=False)
     curves = _curves(table, column)
@@ -76,9 +78,10 @@ def plot_regret(table: pd.DataFrame, path: str | Path, column: str = "regret", t
     if curves.algorithm.nunique() <= 8:
         axes[0][0].legend(fontsize="small")
         fig.tight_layout()
-    else:  # many algorithms: the legend gets its own column to the right instead of hiding curves
-        fig.set_figwidth(14)
-        axes[0][1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    else:  # many algorithms: the legend gets its own columns to the right instead of hiding curves
+        ncol = math.ceil(curves.algorithm.nunique() / 20)  # about 20 names fit the figure's height
+        fig.set_figwidth(14 + 1.8 * (ncol - 1))
+        axes[0][1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, ncol=ncol)
         fig.tight_layout()
     return _save(plt, fig, path)
 
