@@ -18,6 +18,12 @@ above that average: chance, not a different process. The thesis's tie counts (49
 (``mean_reported`` - 1) here (1,497 = 502 + 995 and 1,290 = 510 + 780 items in all), not the runs
 reporting more than one item (about 354 and 224 per 1,000 here); see ``PUBLISHED_REPORTED``.
 
+Beyond the thesis: the best-item (PAC) algorithms its section 3.2 reviews but did not simulate
+(:mod:`irbandits.judging.pac_algorithms`: Knockout, Seq-Eliminate, Opt-Max, PLPAC, MallowsMPI,
+Multisort; :data:`BEYOND_THESIS`), each fitted to the same budget, run by default after the nine
+and marked in :func:`figure_4_1`'s ``in thesis`` column ("no"), their cells without a published
+value.
+
 >>> df = run_study(["SELECT"], runs=3, seed=1)
 >>> sorted(df.case.unique()), int(df.judgments.max()), int(df.assessors.max())
 (['A', 'B'], 990, 10)
@@ -32,6 +38,7 @@ import pandas as pd
 
 from irbandits.errors import IrbanditsError
 from irbandits.judging import algorithms as alg
+from irbandits.judging import pac_algorithms as pac
 from irbandits.judging.topk import TopKProcess
 from irbandits.synthetic import case_a, case_b
 
@@ -66,6 +73,25 @@ ALGORITHMS: dict[str, tuple[Callable | None, Callable]] = {
     "DTS": (alg.dts, alg.dts),
     "MergeDTS": (alg.merge_dts, alg.merge_dts),
 }
+
+# Beyond the thesis (its section 3.2 reviews them; no Figure 4.1 row): name -> the paper
+BEYOND_THESIS = {
+    "Knockout": "Falahatgar et al., ICML 2017 (thesis [30])",
+    "Seq-Eliminate": "Falahatgar et al., NeurIPS 2017 (thesis [28])",
+    "Opt-Max": "Falahatgar et al., ICML 2018 (thesis [29])",
+    "PLPAC": "Szörényi et al., NeurIPS 2015 (thesis [76])",
+    "MallowsMPI": "Busa-Fekete et al., ICML 2014 (thesis [11])",
+    "Multisort": "Maystre & Grossglauser, ICML 2017 (thesis [62])",
+}
+# each reports one best item, in Case B too (as SELECT); fitted to the budget (pac_algorithms' fit=True)
+ALGORITHMS.update({
+    "Knockout": (pac.knockout, pac.knockout),
+    "Seq-Eliminate": (pac.seq_eliminate, pac.seq_eliminate),
+    "Opt-Max": (pac.opt_max, pac.opt_max),
+    "PLPAC": (pac.plpac, pac.plpac),
+    "MallowsMPI": (pac.mallows_mpi, pac.mallows_mpi),
+    "Multisort": (pac.multisort, pac.multisort),
+})
 
 # Figure 4.1 (1,000 runs): A found, A judgments, A assessors, B one, B both, B judgments, B assessors
 PUBLISHED = {
@@ -160,15 +186,19 @@ def _range(s: pd.Series) -> str:
 
 
 def figure_4_1(s: pd.DataFrame) -> pd.DataFrame:
-    """The Figure 4.1 table from :func:`summarize`'s table, each cell ``ours (published)``."""
+    """The Figure 4.1 table from :func:`summarize`'s table, each cell ``ours (published)``; the
+    algorithms beyond the thesis (``in thesis``: "no") after its nine, their cells ``ours`` only."""
     rows = []
-    for name in dict.fromkeys(s.algorithm):
-        pub = PUBLISHED[name]
+    names = list(dict.fromkeys(s.algorithm))
+    for name in sorted(names, key=lambda n: (n in BEYOND_THESIS, names.index(n))):
+        pub = PUBLISHED.get(name)
         a = s[(s.algorithm == name) & (s.case == "A")]
         b = s[(s.algorithm == name) & (s.case == "B")].iloc[0]
-        cell = (lambda ours, p: f"{ours} ({p})")
+        cell = (lambda ours, p: f"{ours} ({p})") if pub else (lambda ours, p: f"{ours}")
+        pub = pub or (None,) * 7
         rows.append({
             "algorithm": name,
+            "in thesis": "no" if name in BEYOND_THESIS else "yes",
             "A best found": cell(a.one.iat[0], pub[0]) if len(a) else "-",
             "A judgments": cell(a.judgments.iat[0], pub[1]) if len(a) else "-",
             "A assessors": cell(a.assessors.iat[0], pub[2]) if len(a) else "-",
