@@ -324,9 +324,20 @@ def sosm_fill(lists, lens, rng, shown, assign):
             break
         shown[n], assign[n] = lists[0, n], -1
         n += 1
-    nxt = np.full(m, n)
-    order = np.arange(m)
+    return team_rounds(lists, lens, rng, shown, assign, n)
+
+
+@njit(cache=True)
+def team_rounds(lists, lens, rng, shown, assign, n):
+    """Team-draft multileaving from position ``n`` of ``shown`` on: rounds in which the rankers, in a new
+    random order each round, add their best result not yet shown; a ranker whose list is used up sits
+    the rounds out. Returns the length of the list."""
+    m, L = lists.shape[0], shown.shape[0]
+    nxt = np.zeros(m, np.int64)
+    order = np.empty(m, np.int64)
     while n < L:
+        for r in range(m):
+            order[r] = r
         shuffle(rng, order)
         added = False
         for r in order:

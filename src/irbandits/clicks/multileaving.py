@@ -52,6 +52,7 @@ from irbandits.clicks.interleaving import (
     rank_weight,
     sosm_fill,
     sosm_weights,
+    team_rounds,
 )
 from irbandits.clicks.ltr import Rankers, top_k
 from irbandits.clicks.matrix import Estimate, check_rankers, resolve_model
@@ -72,21 +73,7 @@ def _shuffled(m, rng):
 
 @njit(cache=True)
 def team_draft_multileave(lists, lens, rng, shown, assign, prob):
-    m = lists.shape[0]
-    nxt = np.zeros(m, np.int64)
-    n, L = 0, shown.shape[0]
-    while n < L:
-        added = False
-        for r in _shuffled(m, rng):
-            while nxt[r] < lens[r] and _position(shown, n, lists[r, nxt[r]]) >= 0:
-                nxt[r] += 1
-            if nxt[r] < lens[r] and n < L:
-                shown[n], assign[n] = lists[r, nxt[r]], r
-                n += 1
-                added = True
-        if not added:
-            break
-    return n
+    return team_rounds(lists, lens, rng, shown, assign, 0)
 
 
 @njit(cache=True)

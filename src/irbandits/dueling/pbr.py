@@ -127,8 +127,9 @@ def _end_round(W, params, info, active, queue, wins, losses, out):
 
 
 @njit(cache=True)
-def _select(st, rng):
-    W, t, params, info, active, queue, wins, losses, out = st
+def racing_select(st, rng):
+    """PBR's and RankEl's select: the committed arm against itself, else the round's next pair."""
+    W, info, active, queue = st[0], st[3], st[4], st[5]
     if info[_BEST] >= 0:
         return info[_BEST], info[_BEST]
     K = W.shape[0]
@@ -156,8 +157,8 @@ def _recommend(st):
 
 
 @njit(cache=True)
-def _absorbed(st):
-    """True once an arm is committed: every later step is the duel (b, b)."""
+def committed(st):
+    """PBR's and RankEl's absorbing test: true once an arm is committed (every later step is (b, b))."""
     return st[3][_BEST] >= 0
 
 
@@ -202,10 +203,10 @@ class PBR(DuelingAlgorithm):
                  "thesis (seed 002) 7.5")
     params = (DELTA, N_MAX)
 
-    _select = staticmethod(_select)
+    _select = staticmethod(racing_select)
     _update = staticmethod(_update)
     _recommend = staticmethod(_recommend)
-    _absorbed = staticmethod(_absorbed)
+    _absorbed = staticmethod(committed)
 
     def _init_state(self, K, delta, n_max):
         return racing_state(self.name, K, self.horizon, delta, n_max)

@@ -50,7 +50,8 @@ from irbandits.dueling.pbr import (
     DELTA,
     N_MAX,
     advance,
-    next_pair,
+    committed,
+    racing_select,
     racing_state,
     resolve,
 )
@@ -84,16 +85,6 @@ def _end_round(W, params, info, active, queue, wins, losses, open_):
 
 
 @njit(cache=True)
-def _select(st, rng):
-    W, t, params, info, active, queue, wins, losses, open_ = st
-    if info[_BEST] >= 0:
-        return info[_BEST], info[_BEST]
-    K = W.shape[0]
-    code = next_pair(info, active, queue, rng)
-    return code // K, code % K
-
-
-@njit(cache=True)
 def _update(st, rng, c, d, c_won):
     W, t, params, info, active, queue, wins, losses, open_ = st
     record(W, c, d, c_won)
@@ -110,12 +101,6 @@ def _update(st, rng, c, d, c_won):
 def _recommend(st):
     info = st[3]
     return info[_BEST] if info[_BEST] >= 0 else empirical_copeland_winner(st[0])
-
-
-@njit(cache=True)
-def _absorbed(st):
-    """True once the top arm is committed: every later step is the duel (b, b)."""
-    return st[3][_BEST] >= 0
 
 
 class RankEl(DuelingAlgorithm):
@@ -135,10 +120,10 @@ class RankEl(DuelingAlgorithm):
               lambda r: r >= 0, ">= 0"),
     )
 
-    _select = staticmethod(_select)
+    _select = staticmethod(racing_select)
     _update = staticmethod(_update)
     _recommend = staticmethod(_recommend)
-    _absorbed = staticmethod(_absorbed)
+    _absorbed = staticmethod(committed)
 
     def _init_state(self, K, delta, n_max, eps, rho):
         arrays = racing_state(self.name, K, self.horizon, delta, n_max, eps, rho)
