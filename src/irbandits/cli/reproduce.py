@@ -24,16 +24,54 @@ from irbandits.cli.common import (
     write_table,
 )
 from irbandits.studies import STUDIES, get_study, list_studies
+from irbandits.studies.claims import (
+    AGREES,
+    COLUMNS,
+    DISAGREES,
+    NOT_CHECKED,
+    NOT_RUN,
+    Claim,
+    collect,
+    counts,
+    write_claims,
+)
+from irbandits.studies.claims import markdown as to_markdown
 from irbandits.tasks import check_backend
 
 app = typer.Typer(help="Reproduce published results from ../shared/data; without NAME, list the studies.")
 
 
 @app.callback(invoke_without_command=True)
-def studies(ctx: typer.Context) -> None:
-    """List the studies when no NAME is given."""
-    if ctx.invoked_subcommand is None:
+def studies(
+    ctx: typer.Context,
+    summary: bool = typer.Option(False, "--summary", help="print every study's claims and verdicts from the "
+                                 "claims.csv files under --out instead of listing the studies"),
+    out: Path = typer.Option(Path("."), help="with --summary: where the studies' output folders are (each "
+                             "claims.csv down to two levels below; default: here, where the studies write)"),
+    markdown: bool = typer.Option(False, "--markdown", help="with --summary: also print each study's claims "
+                                  "as the markdown table of its REPRODUCTION.md section"),
+) -> None:
+    """List the studies when no NAME is given; with --summary, their claims."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not summary:
         console.print(make_table(list_studies(), "studies (irbandits reproduce NAME --help for the options)"))
+        return
+    check_dir(out, "--out")
+    table, files = collect(out, list(STUDIES))
+    console.print(make_table(table[["study", "claim", "verdict", "scale"]],
+                             f"claims of every study, from the claims.csv files under {out}"))
+    n = counts(table)
+    run = table[table.verdict != NOT_RUN].study.nunique()
+    console.print(f"{n[AGREES]} agree, {n[DISAGREES]} disagree, {n[NOT_CHECKED]} not checked; {run} of "
+                  f"{table.study.nunique()} studies run, {n[NOT_RUN]} not run", markup=False)
+    for name, path in files.items():
+        console.print(f"{name}: {path}", markup=False)
+    if markdown:
+        for name, part in table[table.verdict != NOT_RUN].groupby("study", sort=False):
+            rows = [Claim(*r) for r in part[list(COLUMNS)].itertuples(index=False)]
+            console.print(f"\n{name} ({rows[0].paper}; {rows[0].scale})\n\n{to_markdown(rows)}", markup=False,
+                          soft_wrap=True)
 
 
 def _study(name: str):
@@ -64,6 +102,7 @@ def best_item_study(
                   f"compare {s['compare']:.1f} s")
     out.mkdir(exist_ok=True)
     console.print(f"wrote {study.load().write_report(result, out, out / 'best-item-study.md')} and its figures")
+    console.print(f"wrote {write_claims(study.load().claim_rows(result), out)}")
 
 
 @_study("judging-study")
@@ -76,18 +115,21 @@ def judging_study(
     backend: str = BACKEND,
     address: Optional[str] = ADDRESS,
     out: Optional[Path] = typer.Option(None, help="also write every run: .csv, .tsv, .parquet or .json"),
+    claims: Path = typer.Option(Path("reproduce-judging-study"), help="folder of the claims table claims.csv"),
 ) -> None:
     module = get_study("judging-study").load()
     if out is not None:
         check_table_output(out, "--out")
+    check_output(claims, "--claims", directory=True)
     check_backend(backend, worker_count(jobs), address)
     df = module.run_study(algorithm, runs=runs, seed=seed, budget=budget, jobs=worker_count(jobs),
                           progress=sys.stderr.isatty(), backend=backend, address=address)
     if out is not None:
         write_table(df.assign(best=df.best.map(lambda b: " ".join(map(str, b)))), out)
-    table = module.figure_4_1(module.summarize(df))
-    console.print(make_table(table, f"Figure 4.1 reproduced: ours ({runs} runs per row) and, in brackets, "
-                                f"published (1,000 runs)"))
+    summary = module.summarize(df)
+    console.print(make_table(module.figure_4_1(summary), f"Figure 4.1 reproduced: ours ({runs} runs per row) and, "
+                             "in brackets, published (1,000 runs)"))
+    console.print(f"wrote {write_claims(module.claim_rows(summary), claims)}", markup=False)
 
 
 @_study("judging-replay")
@@ -97,12 +139,34 @@ def judging_replay(
                                                     "items the recorded judgments name"),
     runs: int = typer.Option(100, min=1, help="replays"),
     seed: int = typer.Option(0, help="master seed"),
+    claims: Path = typer.Option(Path("reproduce-judging-replay"), help="folder of the claims table claims.csv"),
 ) -> None:
     check_dir(data, "--data")
-    table, pools = get_study("judging-replay").run(data=data, qrels=qrels and check_file(qrels, "--qrels"),
-                                                   runs=runs, seed=seed)
+    check_output(claims, "--claims", directory=True)
+    study = get_study("judging-replay")
+    table, pools = study.run(data=data, qrels=qrels and check_file(qrels, "--qrels"), runs=runs, seed=seed)
     console.print(make_table(table, f"{runs} replays on {pools} pools: share = topics whose replayed best set "
                                 f"shares an item with the released one; same = identical sets"))
+    console.print(f"wrote {write_claims(study.load().claim_rows(table, pools, runs), claims)}", markup=False)
+
+
+@_study("pruning-survival")
+def pruning_survival(
+    pools: int = typer.Option(400, min=10, help="pools of 12 items per (n, b) point"),
+    seed: int = typer.Option(0, help="master seed"),
+    out: Path = typer.Option(Path("reproduce-pruning-survival"), help="output directory: table.csv, the figure "
+                             "and claims.csv"),
+) -> None:
+    check_output(out, "--out", directory=True)
+    module = get_study("pruning-survival").load()
+    table = module.run_study(pools=pools, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "table.csv", index=False)
+    rows = module.claim_rows(table)
+    console.print(make_table(table[table.n == 7], f"n = 7: the formula and the top-k process ({pools} pools each)"))
+    console.print(to_markdown(rows, "thesis (section 3.3.4, Figure 3.1)"), markup=False)
+    console.print(f"wrote {out / 'table.csv'}, {module.plot(table, out / 'pruning-survival.png')} and "
+                  f"{write_claims(rows, out)}", markup=False)
 
 
 @_study("preference-measures")
@@ -129,6 +193,7 @@ def preference_measures(
     console.print(f"read {s['read']:.1f} s, evaluate {s['evaluate']:.1f} s, compare {s['compare']:.1f} s")
     out.mkdir(exist_ok=True)
     console.print(f"wrote {study.load().write_report(result, out, out / 'preference-measures.md')} and its figures")
+    console.print(f"wrote {write_claims(study.load().claim_rows(result), out)}")
 
 
 def _online_study(name: str) -> None:
@@ -144,22 +209,49 @@ def _online_study(name: str) -> None:
         jobs: int = typer.Option(2, min=0, help="worker processes (0: all cores)"),
         seed: int = typer.Option(0, help="master seed"),
         out: Path = typer.Option(Path(f"reproduce-{name}"), help="results directory (resumable): runs, "
-                                 f"{name}.md and its figures"),
+                                 f"{name}.md, claims.csv and the figures"),
+        dry_run: bool = typer.Option(False, "--dry-run", help="run nothing: print the steps each algorithm would "
+                                     "simulate and the core-hours they would take at the steps/s measured now"),
+        probe_seconds: float = typer.Option(1.0, min=0.001, help="with --dry-run: seconds to time each "
+                                            "algorithm's steps/s for"),
     ) -> None:
         module = get_study(name).load()
         scale = module.FULL if full else module.DEFAULT
         T = parse_count(horizon, "--horizon") if horizon is not None else scale["horizon"]
         runs = runs or scale["runs"]
         check_output(out, "--out", directory=True)
-        console.print(f"{name}: horizon {T:,}, {runs} runs, {worker_count(jobs)} jobs, seed {seed}, out {out}", markup=False)
         extra = {k: v for k, v in scale.items() if k not in ("horizon", "runs")}  # e.g. which problems
+        if dry_run:
+            _dry_run(name, module, T, runs, worker_count(jobs), probe_seconds, out, seed, extra)
+            return
+        console.print(f"{name}: horizon {T:,}, {runs} runs, {worker_count(jobs)} jobs, seed {seed}, out {out}", markup=False)
         table = module.run_study(horizon=T, runs=runs, seed=seed, jobs=worker_count(jobs), out=out,
                                  progress=sys.stderr.isatty(), **extra)
         text = module.report(table)
         figures = module.figures(table, out)
         (out / f"{name}.md").write_text(text + "\n\n" + "\n".join(f"![{p.stem}]({p.name})" for p in figures) + "\n")
+        claims = write_claims(module.claim_rows(table), out)
         console.print(text, markup=False)
-        console.print(f"wrote {out / f'{name}.md'} and {len(figures)} figures", markup=False)
+        console.print(f"wrote {out / f'{name}.md'}, {claims} and {len(figures)} figures", markup=False)
+
+
+def _dry_run(name: str, module, horizon: int, runs: int, jobs: int, seconds: float, out: Path, seed: int,
+             extra: dict) -> None:
+    """Print the study's work at this scale and its core-hours at the steps/s measured now; write nothing."""
+    from irbandits.studies.estimate import estimate
+
+    works = module.plan(horizon=horizon, runs=runs, out=out, seed=seed, **extra)
+    table = estimate(works, seconds)
+    hours = table.core_hours.sum()
+    console.print(make_table(table, f"{name} --dry-run: horizon {horizon:,}, {runs} runs; steps/s measured "
+                             f"now, ~{seconds:g} s per algorithm and problem, from step 0 (nothing run or written)"))
+    console.print(f"{name}: {table.steps.sum():,} steps in all, about {_hours(hours)} core-hours; {_hours(hours / jobs)} "
+                  f"hours on {jobs} worker{'s' * (jobs > 1)} (simulation only: worker start-up and reports not "
+                  "counted)", markup=False)
+
+
+def _hours(h: float) -> str:
+    return f"{h:,.0f}" if h >= 100 else f"{h:.3g}"
 
 
 for _name, _s in STUDIES.items():

@@ -45,11 +45,17 @@ from irbandits.clicks.ltr import read_ltr
 from irbandits.clicks.online_metrics import ranker_quality
 from irbandits.clicks.sensitivity import ABSOLUTE, ab_tests, interleaving_tests, simulate_ab, simulate_interleaving
 from irbandits.clicks.stats import ab_impressions_needed, impressions_needed, sign_test
-from irbandits.studies.online import NP2004, verdict
+from irbandits.studies.claims import Claim, markdown, scale
+from irbandits.studies.claims import claim_rows as rows
+from irbandits.studies.estimate import Work
+from irbandits.studies.online import NP2004
 
 DATA = NP2004
 DEFAULT = dict(horizon=100_000, runs=40)
 FULL = dict(horizon=1_000_000, runs=100)
+NAME = "ab-vs-interleaving"
+PAPER = "lecture slides (seed 004), after Radlinski et al. 2008 and Chapelle et al. 2012"  # the claims' source
+PAPER_SCALE = "Yahoo! and arXiv logs"  # the paper's horizon x runs
 CLICKS = "navigational"
 IMPRESSIONS = 100_000          # per ranker, for the true order (NDCG@10 of its own lists)
 PLACES = (2, 3, 5, 9, 17, 33)  # the best ranker against the rankers at these places of the true order
@@ -181,6 +187,31 @@ def claims(table: pd.DataFrame) -> list[tuple[str, str, bool]]:
     return out
 
 
+def plan(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], data: str | Path = DATA, places=PLACES,
+         methods=METHODS, seed: int = 0, **_) -> list[Work]:
+    """The experiments of :func:`run_study` at this scale, for ``--dry-run`` (:mod:`irbandits.studies.estimate`):
+    per pair, one A/B test and one interleaving experiment per method, each ``runs`` repetitions of
+    ``horizon`` impressions (a step: one impression). The probes show rankers 0 and 1 (the cost of an
+    impression hardly depends on the pair); the rankers' own quality (which picks the pairs) is not counted."""
+    rankers = read_ltr(data).rankers()
+    pairs = [f"best vs place {p}" for p in places if p <= rankers.K]
+
+    def ab(n):
+        return simulate_ab(rankers, CLICKS, 0, 1, [n], 1, seed)
+
+    def inter(method):
+        return lambda n: simulate_interleaving(rankers, CLICKS, method, 0, 1, [n], 1, seed)
+
+    tests = [("A/B", ab)] + [(m, inter(m)) for m in methods]
+    return [Work(pair, name, int(horizon), runs, probe, key=name) for pair in pairs for name, probe in tests]
+
+
+def claim_rows(table: pd.DataFrame) -> list[Claim]:
+    """The claims of :func:`claims` as rows of ``claims.csv``, with this run's scale."""
+    return rows(NAME, PAPER, claims(table),
+                scale(table.impressions.max(), table.repetition.nunique(), PAPER_SCALE, "impressions", "repetitions"))
+
+
 def report(table: pd.DataFrame) -> str:
     """Markdown: impressions needed per pair and test, then the slides' claims beside this run's numbers."""
     N, R = int(table.impressions.max()), table.repetition.nunique()
@@ -206,8 +237,7 @@ def report(table: pd.DataFrame) -> str:
         cells = {r.metric: f"{r.effect:+.4f}" + (f" ({ties[pair, r.metric]:.0%})" if r.kind == "interleaving" else "")
                  for r in g.itertuples()}
         lines.append(f"| {pair} | " + " | ".join(cells[t] for t in tests) + " |")
-    lines += ["", "| slides | this run | |", "|---|---|---|"]
-    lines += [f"| {c} | {v} | {verdict(a)} |" for c, v, a in claims(table)]
+    lines += ["", markdown(claim_rows(table), "slides")]
     return "\n".join(lines)
 
 

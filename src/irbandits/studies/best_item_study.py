@@ -19,9 +19,13 @@ import pandas as pd
 from irbandits.io import read_judgments, read_qrels, read_runs
 from irbandits.measures import best_items, evaluate, mean_over_topics
 from irbandits.measures.correlation import compare, tau
+from irbandits.studies.claims import Claim, markdown
+from irbandits.studies.claims import claim_rows as rows
 
 THESIS_JUDGMENTS = 10_697  # 9,713 + 984 usable judgments (thesis 5.1); the file adds a third phase of 984
 BEGIN, END = "<!-- best-item-study:begin -->", "<!-- best-item-study:end -->"
+PAPER = "Yan thesis, section 5.4 (Figures 5.1-5.2)"
+TOLERANCE = 0.05  # how far the ends of a reproduced 95 % range may lie from the published ones
 
 
 def random_label_baseline(runs: pd.DataFrame, qrels: pd.DataFrame, reference: pd.Series, draws: int = 1000,
@@ -104,6 +108,40 @@ def run_study(data: str | Path = "../shared/data", samples: int = 1000, draws: i
             "seconds": seconds, "topics": topics, "sensitivity": sensitivity, "judgments": len(judgments), "samples": samples, "draws": draws, "seed": seed}
 
 
+def _interval(r) -> str:
+    return f"{r.tau:.4f} (BCa 95 % [{r.tau_low:.3f}, {r.tau_high:.3f}], percentile [{r.pct_low:.3f}, {r.pct_high:.3f}])"
+
+
+def claim_rows(study: dict) -> list[Claim]:
+    """The thesis's claims beside this run (rows of ``claims.csv``). tau(nDCG@10, PGC) = 0.8150 agrees when
+    0.8150 lies in the BCa interval, "over 0.8" when the observed tau is; a published 95 % range agrees when
+    both reproduced ends lie within :data:`TOLERANCE` of it; NLE_P_v1's MRR (50 topics there, 46 here) is
+    not checked."""
+    comp = study["comparisons"].set_index(["a", "b"])
+    ref, mrr = comp.loc[(NDCG, PGC)], comp.loc[(MRR2, PGC)]
+    base, means = study["baseline"], study["means"]
+    lo, hi = np.quantile(base["tau"], [0.025, 0.975])
+    mlo, mhi = np.quantile(base["best_mrr"], [0.025, 0.975])
+
+    def near(a, b, pa, pb):
+        return abs(a - pa) <= TOLERANCE and abs(b - pb) <= TOLERANCE
+
+    triples = [
+        ("Kendall's tau between nDCG@10 and PGC is 0.8150 (Figure 5.1)", _interval(ref),
+         ref.tau_low <= 0.8150 <= ref.tau_high),
+        ("tau between MRR on the Combined best items and PGC is over 0.8 (Figure 5.2)", _interval(mrr), mrr.tau > 0.8),
+        ("random sparse labels: 95 % of 1,000 draws give tau(MRR, nDCG@10) in 0.485-0.735",
+         f"[{lo:.3f}, {hi:.3f}] (tolerance {TOLERANCE} on each end)", near(lo, hi, 0.485, 0.735)),
+        ("random sparse labels: the best run's MRR lies in 0.120-0.219",
+         f"[{mlo:.3f}, {mhi:.3f}] (tolerance {TOLERANCE} on each end)", near(mlo, mhi, 0.120, 0.219)),
+        ("NLE_P_v1 reaches MRR 0.3946 on the preference labels (50 topics)",
+         f"{means.loc['NLE_P_v1', MRR2]:.4f} on {study['topics'][MRR2]} topics", None),
+    ]
+    scale = (f"{study['samples']:,} bootstrap samples, {study['draws']:,} random-label draws "
+             "(paper: 1,000 draws; all 50 judged topics)")
+    return rows("best-item-study", PAPER, triples, scale)
+
+
 def _histogram(baseline: pd.DataFrame, path: Path, published=(0.485, 0.735)) -> None:
     import matplotlib
 
@@ -169,6 +207,10 @@ Random sparse labels (one random top-grade passage per topic, {study['draws']} d
 ![nDCG@10 vs PGC]({rel / 'best-item-fig5.1.png'})
 ![MRR on best items vs PGC and nDCG@10]({rel / 'best-item-fig5.2.png'})
 ![random-label baseline]({rel / 'best-item-random-labels.png'})
+
+The thesis's claims, as in `claims.csv`:
+
+{markdown(claim_rows(study), "thesis (5.4)")}
 
 How the numbers differ from the published ones:
 

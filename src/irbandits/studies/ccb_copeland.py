@@ -28,6 +28,9 @@ import numpy as np
 import pandas as pd
 
 from irbandits.problems import PreferenceMatrix, get_problem
+from irbandits.studies.claims import Claim, markdown, scale
+from irbandits.studies.claims import claim_rows as rows
+from irbandits.studies.estimate import Work, dueling
 from irbandits.studies.online import (
     MSLR,
     draw_subset,
@@ -36,11 +39,13 @@ from irbandits.studies.online import (
     plot_problems,
     run_problems,
     tail_share,
-    verdict,
 )
 
 DEFAULT = dict(horizon=10**6, runs=10, only=("mslr5-copeland", "mslr5-condorcet"))
 FULL = dict(horizon=10**7, runs=30)
+NAME = "ccb-copeland"
+PAPER = "Zoghi thesis, section 7.5 (Figures 7.6-7.8)"  # the claims' source
+PAPER_SCALE = "not stated; SAVAGE's markers reach 2 x 10^7"  # the paper's horizon x runs
 ALGORITHMS = {
     "mslr5-copeland": ["CCB", "SCB", "Copeland-SAVAGE", "PBR", "RankEl", "RUCB"],
     "copeland-500": ["CCB", "SCB"],
@@ -96,6 +101,19 @@ def claims(table: pd.DataFrame) -> list[tuple[str, str, bool]]:
     return out
 
 
+def plan(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], matrix: str | Path = MSLR,
+         only: tuple[str, ...] = tuple(ALGORITHMS), **_) -> list[Work]:
+    """The runs of :func:`run_study` at this scale, for ``--dry-run`` (:mod:`irbandits.studies.estimate`)."""
+    probs = problems(matrix)
+    return [Work(k, a, int(horizon), runs, dueling(probs[k][1], a, int(horizon))) for k in only for a in ALGORITHMS[k]]
+
+
+def claim_rows(table: pd.DataFrame) -> list[Claim]:
+    """The claims of :func:`claims` as rows of ``claims.csv``, with this run's scale."""
+    return rows(NAME, PAPER, claims(table),
+                scale(table.step.max(), table.run.nunique(), PAPER_SCALE))
+
+
 def report(table: pd.DataFrame) -> str:
     f = final(table, "copeland_regret")
     probs = problems()
@@ -109,8 +127,7 @@ def report(table: pd.DataFrame) -> str:
             f"Copeland winners {(p.copeland_winners if arms is None else arms[p.copeland_winners]).tolist()} "
             f"(score {round(p.copeland_scores.max() * (p.K - 1))} of {p.K - 1})")
         lines += ["", f"**{TITLES[key]}** ({about})", "", markdown_table(part, "copeland_regret")]
-    lines += ["", "| thesis (7.5) | this run | |", "|---|---|---|"]
-    lines += [f"| {c} | {n} | {verdict(a)} |" for c, n, a in claims(table)]
+    lines += ["", markdown(claim_rows(table), "thesis (7.5)")]
     return "\n".join(lines)
 
 

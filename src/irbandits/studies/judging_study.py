@@ -40,6 +40,8 @@ from irbandits.errors import IrbanditsError
 from irbandits.judging import algorithms as alg
 from irbandits.judging import pac_algorithms as pac
 from irbandits.judging.topk import TopKProcess
+from irbandits.studies.claims import Claim
+from irbandits.studies.claims import claim_rows as rows
 from irbandits.synthetic import case_a, case_b
 
 
@@ -208,3 +210,34 @@ def figure_4_1(s: pd.DataFrame) -> pd.DataFrame:
             "B assessors": cell(b.assessors, pub[6]),
         })
     return pd.DataFrame(rows)
+
+
+PAPER = "Yan thesis, section 4.4 (Figure 4.1)"
+LEVEL = 0.01  # a count disagrees when a two-proportion test against the published count rejects at this level
+
+
+def claim_rows(s: pd.DataFrame) -> list[Claim]:
+    """Figure 4.1's counts beside this run's (rows of ``claims.csv``), from :func:`summarize`'s table: per
+    thesis algorithm, Case A's runs finding item 0 and Case B's runs finding one / both of items 0 and 1.
+    A count agrees unless a two-sided two-proportion z-test of this run's share against the published
+    share of 1,000 runs rejects at :data:`LEVEL`."""
+    from scipy.stats import norm
+
+    def test(ours: int, runs: int, published: int) -> tuple[str, bool]:
+        pooled = (ours + published) / (runs + 1000)
+        se = np.sqrt(pooled * (1 - pooled) * (1 / runs + 1 / 1000))
+        p = 1.0 if se == 0 else float(2 * norm.sf(abs(ours / runs - published / 1000) / se))
+        return f"{ours} of {runs} (p = {p:.2g})", p >= LEVEL
+
+    triples = []
+    for name, pub in PUBLISHED.items():
+        for case, column, index, what in (("A", "one", 0, "find item 0 in Case A"),
+                                          ("B", "one", 3, "find exactly one of items 0 and 1 in Case B"),
+                                          ("B", "both", 4, "find both items 0 and 1 in Case B")):
+            row = s[(s.algorithm == name) & (s.case == case)]
+            if pub[index] is None or row.empty:
+                continue
+            measured, agrees = test(int(row[column].iat[0]), int(row.runs.iat[0]), pub[index])
+            triples.append((f"{name}: {pub[index]} of 1,000 runs {what}", measured, agrees))
+    runs = int(s.runs.max()) if len(s) else 0
+    return rows("judging-study", PAPER, triples, f"{runs:,} runs per algorithm and case (paper: 1,000)")

@@ -16,10 +16,16 @@ from pathlib import Path
 import pandas as pd
 
 from irbandits.problems import get_problem
-from irbandits.studies.online import final, markdown_table, plot_problems, run_problems, verdict
+from irbandits.studies.claims import Claim, markdown, scale
+from irbandits.studies.claims import claim_rows as rows
+from irbandits.studies.estimate import Work, dueling
+from irbandits.studies.online import final, markdown_table, plot_problems, run_problems
 
 DEFAULT = dict(horizon=10**6, runs=10)
 FULL = dict(horizon=10**7, runs=100)
+NAME = "mergedts-cycles"
+PAPER = "MergeDTS paper, section 6.4 (Figure 3)"  # the claims' source
+PAPER_SCALE = "10^7 x 100"  # the paper's horizon x runs
 ALGORITHMS = ["MergeDTS:tuned", "mergeRUCB:tuned", "DTS:tuned", "Self-Sparring", "RMED1", "REX3"]
 TITLES = {"cycle": "Cycle (winner by 0.51, round table of 1.0)", "cycle2": "Cycle2 (winner by 0.6, round table of 0.51)"}
 
@@ -69,6 +75,18 @@ def claims(table: pd.DataFrame) -> list[tuple[str, str, bool]]:
     return out
 
 
+def plan(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], algorithms=ALGORITHMS, **_) -> list[Work]:
+    """The runs of :func:`run_study` at this scale, for ``--dry-run`` (:mod:`irbandits.studies.estimate`)."""
+    problems = {name: get_problem(name) for name in ("cycle", "cycle2")}
+    return [Work(k, a, int(horizon), runs, dueling(p, a, int(horizon))) for k, p in problems.items() for a in algorithms]
+
+
+def claim_rows(table: pd.DataFrame) -> list[Claim]:
+    """The claims of :func:`claims` as rows of ``claims.csv``, with this run's scale."""
+    return rows(NAME, PAPER, claims(table),
+                scale(table.step.max(), table.run.nunique(), PAPER_SCALE))
+
+
 def report(table: pd.DataFrame) -> str:
     """Markdown: each problem's table, then the paper's claims beside this run's numbers."""
     f = final(table)
@@ -76,8 +94,7 @@ def report(table: pd.DataFrame) -> str:
              f"100 runs); arms permuted per run."]
     for key, part in f.groupby("problem", sort=False):
         parts += ["", f"**{TITLES.get(key, key)}**", "", markdown_table(part)]
-    parts += ["", "| paper (section 6.4) | this run | |", "|---|---|---|"]
-    parts += [f"| {c} | {n} | {verdict(a)} |" for c, n, a in claims(table)]
+    parts += ["", markdown(claim_rows(table), "paper (section 6.4)")]
     return "\n".join(parts)
 
 

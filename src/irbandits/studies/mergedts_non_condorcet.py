@@ -27,6 +27,9 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from irbandits.problems import PreferenceMatrix
+from irbandits.studies.claims import Claim, markdown, scale
+from irbandits.studies.claims import claim_rows as rows
+from irbandits.studies.estimate import Work, dueling
 from irbandits.studies.online import (
     MSLR,
     draw_subset,
@@ -35,11 +38,13 @@ from irbandits.studies.online import (
     plot_problems,
     run_problems,
     tail_share,
-    verdict,
 )
 
 DEFAULT = dict(horizon=10**6, runs=20)
 FULL = dict(horizon=10**7, runs=100)
+NAME = "mergedts-non-condorcet"
+PAPER = "MergeDTS paper, section 6.5 (Figure 4)"  # the claims' source
+PAPER_SCALE = "10^7 x 100"  # the paper's horizon x runs
 ALGORITHMS = ["MergeDTS:tuned", "mergeRUCB:tuned", "DTS:tuned", "Self-Sparring", "RMED1", "REX3"]
 KEY = "mslr32-non-condorcet"
 TITLE = "MSLR-non-Condorcet: 32 MSLR-Navigational rankers, two Copeland winners beating 30 each"
@@ -104,6 +109,20 @@ def claims(table: pd.DataFrame, arms: np.ndarray, p: PreferenceMatrix) -> list[t
     return out
 
 
+def plan(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], matrix: str | Path = MSLR,
+         algorithms=ALGORITHMS, **_) -> list[Work]:
+    """The runs of :func:`run_study` at this scale, for ``--dry-run`` (:mod:`irbandits.studies.estimate`)."""
+    _, problem = subset(PreferenceMatrix.load(matrix, name="mslr-navigational"))
+    return [Work(KEY, a, int(horizon), runs, dueling(problem, a, int(horizon))) for a in algorithms]
+
+
+def claim_rows(table: pd.DataFrame, matrix: str | Path = MSLR) -> list[Claim]:
+    """The claims of :func:`claims` as rows of ``claims.csv``, with this run's scale."""
+    arms, p = subset(PreferenceMatrix.load(matrix, name="mslr-navigational"))
+    return rows(NAME, PAPER, claims(table, arms, p),
+                scale(table.step.max(), table.run.nunique(), PAPER_SCALE))
+
+
 def report(table: pd.DataFrame, matrix: str | Path = MSLR) -> str:
     """Markdown: the subset, the table of Copeland regret, then the paper's claims beside this run's numbers."""
     arms, p = subset(PreferenceMatrix.load(matrix, name="mslr-navigational"))
@@ -115,8 +134,7 @@ def report(table: pd.DataFrame, matrix: str | Path = MSLR) -> str:
              describe(arms, p), "", f"**{TITLE}**", "", markdown_table(f, "copeland_regret"), "",
              "Tail share of the mean Copeland regret (last ~20 % of the steps; log-like ~2 %, linear 20 %): "
              + "; ".join(f"{a} {100 * v:.0f} %" for a, v in tails.items()),
-             "", "| paper (section 6.5) | this run | |", "|---|---|---|"]
-    lines += [f"| {c} | {n} | {verdict(a)} |" for c, n, a in claims(table, arms, p)]
+             "", markdown(claim_rows(table, matrix), "paper (section 6.5)")]
     return "\n".join(lines)
 
 

@@ -48,11 +48,17 @@ from irbandits.dueling.ucb_multileave import UCBMultileave
 from irbandits.plots import plot_windows
 from irbandits.problems import PreferenceMatrix
 from irbandits.simulate import run_one, simulate
-from irbandits.studies.online import NP2004, reference, verdict
+from irbandits.studies.claims import Claim, markdown, scale
+from irbandits.studies.claims import claim_rows as rows
+from irbandits.studies.estimate import Work, dueling
+from irbandits.studies.online import NP2004, reference
 
 DATA = NP2004
 DEFAULT = dict(horizon=10**6, runs=3)
 FULL = dict(horizon=2 * 10**6, runs=5)
+NAME = "multileaving"
+PAPER = "MergeDTS paper, section 6.6 (Figure 5)"  # the claims' source
+PAPER_SCALE = "2 x 10^6 x 5, on MSLR, Yahoo and ISTELLA"  # the paper's horizon x runs
 CLICKS = "navigational"
 ALPHA = 0.51            # the exploration of MergeDTS and UCB-Multileave in 6.6
 C = 4_000_000           # in ln(t + C): MergeDTS's tuned value, and UCB-Multileave's default
@@ -198,6 +204,33 @@ def _settled(run: pd.DataFrame) -> float:
     return float(run.step.to_numpy()[ok].min()) if ok.any() else np.nan
 
 
+def plan(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], data: str | Path = DATA,
+         features: list[int] | None = None, configs=tuple(CONFIGS), out: str | Path | None = None,
+         probe_comparisons: int = 300, seed: int = 0, **_) -> list[Work]:
+    """The runs of :func:`run_study` at this scale, for ``--dry-run`` (:mod:`irbandits.studies.estimate`): each
+    configuration in its click environment. The reference matrix is the one kept in ``out`` if there is one,
+    else a quick estimate from ``probe_comparisons`` per pair; the reference matrix itself (4,000
+    comparisons per pair), each ranker's own quality and UCB-Multileave's extra candidate runs are not
+    counted. Nothing is written."""
+    rankers = read_ltr(data).rankers(features)
+    kept = None if out is None or not (Path(out) / f"reference-seed{seed}.txt").is_file() else out
+    problem = reference(rankers, seed, kept, COMPARISONS if kept else probe_comparisons, CLICKS)
+    works = []
+    for label in configs:
+        algorithm, method, per_step = CONFIGS[label]
+        def env(n, method=method, per_step=per_step):  # metered for the probe's n steps
+            return environment(rankers, method, per_step, n, seed)
+
+        works.append(Work("np2004", label, int(horizon), runs, dueling(problem, algorithm, int(horizon), env)))
+    return works
+
+
+def claim_rows(table: pd.DataFrame) -> list[Claim]:
+    """The claims of :func:`claims` as rows of ``claims.csv``, with this run's scale."""
+    return rows(NAME, PAPER, claims(table),
+                scale(table.step.max(), table.run.nunique(), PAPER_SCALE))
+
+
 def report(table: pd.DataFrame) -> str:
     """Markdown: CTR@10 and NDCG@10 per window and configuration, the rankers' own quality, then the
     paper's claims beside this run's numbers."""
@@ -225,8 +258,7 @@ def report(table: pd.DataFrame) -> str:
     end = table[table.step == T].groupby("algorithm", sort=False).correct
     lines += ["", "Runs recommending the Condorcet winner at the end: " + "; ".join(
         f"{a} {int(c.sum())} / {len(c)}" for a, c in end)]
-    lines += ["", "| paper (section 6.6) | this run | |", "|---|---|---|"]
-    lines += [f"| {c} | {n} | {verdict(a)} |" for c, n, a in claims(table)]
+    lines += ["", markdown(claim_rows(table), "paper (section 6.6)")]
     return "\n".join(lines)
 
 

@@ -4,8 +4,11 @@ markdown, and one regret figure per problem.
 An online study module defines ``DEFAULT`` and ``FULL`` (the ``horizon`` and ``runs`` of the small
 default scale and of the paper's, and any other keyword its ``run_study`` takes at that scale), ``run_study(horizon, runs, seed, jobs, out, progress)`` returning
 the tidy table of :func:`irbandits.simulate.simulate` with a ``problem`` column, ``report(table)``
-(markdown that puts the paper's claims beside this run's numbers) and ``figures(table, out)``.
-``irbandits reproduce NAME [--full]`` runs it and writes ``out/NAME.md`` with its figures.
+(markdown that puts the paper's claims beside this run's numbers), ``claim_rows(table)`` (the same claims as
+:class:`~irbandits.studies.claims.Claim` rows, which ``report`` renders), ``figures(table, out)`` and
+``plan(horizon, runs, **scale)`` (its runs for ``--dry-run``, :mod:`irbandits.studies.estimate`).
+``irbandits reproduce NAME [--full]`` runs it and writes ``out/NAME.md``, ``out/claims.csv`` and its figures;
+``--dry-run`` prints the estimate instead and writes nothing.
 """
 
 from __future__ import annotations

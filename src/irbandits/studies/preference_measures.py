@@ -20,6 +20,8 @@ import pandas as pd
 from irbandits.io import read_judgments, read_qrels, read_runs
 from irbandits.measures import evaluate, mean_over_topics
 from irbandits.measures.correlation import compare
+from irbandits.studies.claims import Claim, markdown
+from irbandits.studies.claims import claim_rows as rows
 
 BEGIN, END = "<!-- preference-measures:begin -->", "<!-- preference-measures:end -->"
 NDCG, PGC = "nDCG@10", "PGC"
@@ -114,6 +116,17 @@ def _gap(comp: pd.DataFrame) -> float:
     return float(max(0.0, (comp["tau_low"] - comp["tau"]).max(), (comp["tau"] - comp["tau_high"]).max()))
 
 
+def claim_rows(study: dict) -> list[Claim]:
+    """The thesis's one correlation on these runs beside this run (rows of ``claims.csv``): tau(nDCG@10, PGC)
+    = 0.8150 agrees when 0.8150 lies in the BCa interval. The other measures' taus have no published value."""
+    ref = study["ndcg_pgc"]
+    triples = [("Kendall's tau between nDCG@10 and PGC is 0.8150 (thesis Figure 5.1; the only correlation it gives "
+                "on these runs)", f"{ref['tau']:.4f} (BCa 95 % [{ref['tau_low']:.3f}, {ref['tau_high']:.3f}])",
+                ref["tau_low"] <= 0.8150 <= ref["tau_high"])]
+    return rows("preference-measures", "Yan thesis, sections 2.3 and 5.4", triples,
+                      f"{study['runs']} runs, {study['samples']:,} bootstrap samples (paper: the same 63 runs)")
+
+
 def write_report(study: dict, figures: str | Path, doc: str | Path,
                  command: str = "irbandits reproduce preference-measures") -> Path:
     """Write the figures into the folder ``figures`` and this study's section of ``doc`` (replacing an
@@ -167,6 +180,10 @@ on all runs {s['evaluate']:.1f} s, the comparisons {s['compare']:.1f} s.
 
 ![tau of each preference measure against nDCG@10 and PGC]({rel / 'preference-measures-tau.png'})
 ![preference measures against nDCG@10, one point per run]({rel / 'preference-measures-scatter.png'})
+
+The thesis's claim, as in `claims.csv`:
+
+{markdown(claim_rows(study), "thesis (2.3, 5.4)")}
 
 What the thesis reports and whether it agrees:
 

@@ -22,6 +22,9 @@ import numpy as np
 import pandas as pd
 
 from irbandits.problems import PreferenceMatrix
+from irbandits.studies.claims import Claim, markdown, scale
+from irbandits.studies.claims import claim_rows as rows
+from irbandits.studies.estimate import Work, dueling
 from irbandits.studies.online import (
     MSLR,
     draw_subset,
@@ -30,11 +33,13 @@ from irbandits.studies.online import (
     plot_problems,
     run_problems,
     tail_share,
-    verdict,
 )
 
 DEFAULT = dict(horizon=50_000, runs=30)
 FULL = dict(horizon=50_000, runs=90)
+NAME = "rcs-vs-rucb"
+PAPER = "Zoghi thesis, sections 5.2.2-5.2.3 (Figures 5.2-5.3)"  # the claims' source
+PAPER_SCALE = "50,000 x 90; stability test 30"  # the paper's horizon x runs
 ALGORITHMS = ["RUCB:alpha=0.501", "RCS:alpha=0.501"]
 STABILITY = ["RUCB:alpha=0.1", "RCS:alpha=0.1", "RUCB:alpha=0.501", "RCS:alpha=0.501"]
 
@@ -84,6 +89,20 @@ def claims(table: pd.DataFrame) -> list[tuple[str, str, bool]]:
     return out
 
 
+def plan(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], matrix: str | Path = MSLR, **_) -> list[Work]:
+    """The runs of :func:`run_study` at this scale, for ``--dry-run`` (:mod:`irbandits.studies.estimate`)."""
+    subs = {k: p for k, (_, p) in problems(matrix).items()}
+    works = [Work(k, a, int(horizon), runs, dueling(p, a, int(horizon))) for k, p in subs.items() for a in ALGORITHMS]
+    return works + [Work("stability", a, int(horizon), runs, dueling(subs["mslr10-seed0"], a, int(horizon)))
+                    for a in STABILITY]
+
+
+def claim_rows(table: pd.DataFrame) -> list[Claim]:
+    """The claims of :func:`claims` as rows of ``claims.csv``, with this run's scale."""
+    return rows(NAME, PAPER, claims(table),
+                scale(table.step.max(), table.run.nunique(), PAPER_SCALE))
+
+
 def report(table: pd.DataFrame) -> str:
     f = final(table)
     subs = problems()
@@ -101,8 +120,7 @@ def report(table: pd.DataFrame) -> str:
         lines += ["", f"**{title}**", "", markdown_table(part)]
     lines += ["", "Tail share of the mean regret (last ~20 % of the steps; log-like ~2 %, linear 20 %): " + "; ".join(
         f"{p} {a} {100 * v:.0f} %" for (p, a), v in tail_share(table).items())]
-    lines += ["", "| thesis (5.2.2-5.2.3) | this run | |", "|---|---|---|"]
-    lines += [f"| {c} | {n} | {verdict(a)} |" for c, n, a in claims(table)]
+    lines += ["", markdown(claim_rows(table), "thesis (5.2.2-5.2.3)")]
     return "\n".join(lines)
 
 

@@ -31,6 +31,9 @@ from irbandits.errors import IrbanditsError
 from irbandits.plots import plot_accuracy
 from irbandits.problems import PreferenceMatrix
 from irbandits.simulate import checkpoints
+from irbandits.studies.claims import Claim, markdown, scale
+from irbandits.studies.claims import claim_rows as rows
+from irbandits.studies.estimate import Work, dueling
 from irbandits.studies.online import (
     NP2004,
     draw_subset,
@@ -40,11 +43,13 @@ from irbandits.studies.online import (
     plot_problems,
     reference,
     run_problems,
-    verdict,
 )
 
 DEFAULT = dict(horizon=10**6, runs=20)
 FULL = dict(horizon=4_500_000, runs=100)
+NAME = "rucb-vs-savage"
+PAPER = "Zoghi thesis, section 4.4 (Figures 4.4-4.5)"  # the claims' source
+PAPER_SCALE = "4,500,000 x 100"  # the paper's horizon x runs
 SIZES = (16, 32, 64)
 SEED = 0  # of the subset draws
 MATRIX_SEED = 0  # of the interleaved comparisons that estimate the matrix
@@ -146,6 +151,26 @@ def claims(table: pd.DataFrame) -> list[tuple[str, str, bool]]:
     return out
 
 
+def plan(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], data: str | Path = NP2004,
+         out: str | Path | None = None, probe_comparisons: int = 300, **_) -> list[Work]:
+    """The runs of :func:`run_study` at this scale, for ``--dry-run`` (:mod:`irbandits.studies.estimate`): RUCB
+    for the horizon, SAVAGE and BTM once per marker horizon (their steps: the sum of the markers). The matrix
+    is the one kept in ``out`` if there is one, else a quick estimate from ``probe_comparisons`` per pair (the
+    probes need its size, not its precision); nothing is written."""
+    kept = None if out is None or not (Path(out) / f"reference-seed{MATRIX_SEED}.txt").is_file() else out
+    probs = {k: p for k, (_, p) in problems(matrix(data, kept, COMPARISONS if kept else probe_comparisons)).items()}
+    T, marks = int(horizon), markers(int(horizon))
+    works = [Work(k, a, T, runs, dueling(p, a, T)) for k, p in probs.items() for a in HORIZONLESS]
+    return works + [Work(k, f"{a}_T", int(marks.sum()), runs, dueling(p, a, T)) for k, p in probs.items()
+                    for a in WITH_HORIZON]
+
+
+def claim_rows(table: pd.DataFrame) -> list[Claim]:
+    """The claims of :func:`claims` as rows of ``claims.csv``, with this run's scale."""
+    return rows(NAME, PAPER, claims(table),
+                scale(table.step.max(), table.run.nunique(), PAPER_SCALE))
+
+
 def report(table: pd.DataFrame) -> str:
     """Markdown: the matrix and the subsets, each problem's table at the horizon and its accuracy at the
     markers, then the thesis's claims beside this run's numbers (the matrix and subsets from ``table.attrs``)."""
@@ -170,8 +195,7 @@ def report(table: pd.DataFrame) -> str:
                   "Accuracy at the markers: " + "; ".join(
                       f"{a.split('_')[0]} " + " ".join(f"{v:.2f}" for v in acc[key, a].to_numpy())
                       for a in ("RUCB", SAVAGE, BTM) if (key, a) in acc.index.droplevel(2))]
-    lines += ["", "| thesis (4.4) | this run | |", "|---|---|---|"]
-    lines += [f"| {c} | {n} | {verdict(a)} |" for c, n, a in claims(table)]
+    lines += ["", markdown(claim_rows(table), "thesis (4.4)")]
     return "\n".join(lines)
 
 
