@@ -5,7 +5,7 @@ Every study module has a ``run_study`` function; :data:`STUDIES` names them. Mod
 only when a study runs.
 
 >>> list_studies().name.tolist()
-['best-item-study', 'judging-study', 'judging-replay', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
+['best-item-study', 'judging-study', 'judging-replay', 'pruning-survival', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ STUDIES = Registry("study", [
           "published values", "judging_study"),
     Study("judging-replay", "Replay the top-k process on the recorded crowd judgments; agreement with "
           "Set I / Combined", "judging_replay"),
+    Study("pruning-survival", "Thesis Figure 3.1: the chance a Borda winner survives a pruning phase, the formula "
+          "against the top-k process", "pruning_survival"),
     Study("preference-measures", "Thesis 2.3: ppref, wpref, rpref and Sakai-Zeng-style measures against nDCG@10 "
           "and PGC on the 63 DL-2021 runs", "preference_measures"),
     Study("mergedts-large-scale", "MergeDTS paper 6.1-6.3: MergeDTS, mergeRUCB, DTS, Self-Sparring, RMED1, REX3 on "
