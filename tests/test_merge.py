@@ -30,7 +30,9 @@ class Reference:
     decisions, drawing from ``irbandits.rng`` in the same order as the kernels.
 
     Only MergeDTS merges a one-arm batch into the next (Algorithm 1, lines 14-15); Algorithm 4
-    has no such step, so in mergeRUCB the lone arm duels itself until the stage ends."""
+    has no such step, so in mergeRUCB the lone arm duels itself until the stage ends, which it
+    also does when stalled (a lone arm, and K / 2^s out of reach unless every batch of two or
+    more arms sheds some); mergeRUCB's new batches have at least two arms (line 13)."""
 
     def __init__(self, kind: str, K: int, M: int, alpha: float, C: float, seed: int):
         self.kind, self.K, self.M, self.alpha, self.C = kind, K, M, alpha, C
@@ -40,7 +42,7 @@ class Reference:
         self.W = np.zeros((K, K), np.int64)
         self.t, self.stage = 0, 1
         self.rng = new_rng(seed)
-        self.events = dict(pruned=0, merged=0, stages=0, lone=0)
+        self.events = dict(pruned=0, merged=0, stages=0, lone=0, stalled=0)
 
     def U(self, log_t: float) -> np.ndarray:
         N = self.W + self.W.T
@@ -112,7 +114,13 @@ class Reference:
             self.W[(c, d) if c_won else (d, c)] += 1
         self.t += 1
         n = sum(map(len, self.batches))
-        stalled = len(self.batches) > 1 and n == len(self.batches)  # every batch down to one arm
+        sizes = [len(b) for b in self.batches]
+        stalled = False
+        if self.kind == "mergeRUCB" and len(sizes) > 1 and 1 in sizes:
+            spare = [size - 1 for size in sizes if size > 1]
+            # every batch down to one arm, or K / 2^s needs even the batch with the fewest spare arms
+            stalled = not spare or len(sizes) + min(spare) > self.K / 2**self.stage
+            self.events["stalled"] += stalled and n > self.K / 2**self.stage
         if stalled or n <= self.K / 2**self.stage:
             order = sorted(range(len(self.batches)), key=lambda b: len(self.batches[b]))
             listed, lo, hi = [], 0, len(order) - 1
@@ -124,6 +132,8 @@ class Reference:
                     lo += 1
             arms = [a for b in listed for a in self.batches[b]]
             k = max(1, math.floor(n / self.M + 0.5))
+            if self.kind == "mergeRUCB":
+                k = max(1, min(k, n // 2))  # no one-arm batch
             sizes = [n // k + (1 if b < n % k else 0) for b in range(k)]
             cuts = np.cumsum([0] + sizes)
             self.batches = [arms[cuts[b]:cuts[b + 1]] for b in range(k)]
@@ -159,7 +169,7 @@ def test_kernels_match_the_reference(kind, problem):
     if kind == "MergeDTS":
         assert ref.events["merged"] and not ref.events["lone"], ref.events
     else:  # a one-arm batch was played (a self-duel) before its stage ended, never merged
-        assert ref.events["lone"] and not ref.events["merged"], ref.events
+        assert ref.events["lone"] and ref.events["stalled"] and not ref.events["merged"], ref.events
 
 
 # ----- the indicator trick -----------------------------------------------------------------------
@@ -273,39 +283,42 @@ def test_current_batch_without_merging_keeps_a_one_arm_batch():
 
 def test_mergerucb_lone_arm_duels_itself_until_the_stage_ends():
     """Algorithm 4: a batch pruned to one arm is not merged; on its turns (t mod b_s) its arm is
-    compared with itself, and batches are recombined only once n_alive <= K / 2^s."""
-    algo = MergeRUCB(8, seed=0, M=4, C=1.0, alpha=1.0)  # batches [0..3], [4..7]
+    compared with itself, and batches are recombined only once n_alive <= K / 2^s. Here the other
+    two batches can reach K / 2 = 6 without each other, so the stage is not stalled."""
+    algo = MergeRUCB(12, seed=0, M=4, C=1.0, alpha=1.0)  # batches [0..3], [4..7], [8..11]
     for j in (1, 2, 3):
         for _ in range(60):
-            algo.update(0, j, True)  # arm 0 beats the rest of its batch with confidence
-    c, d = algo.select()  # t = 180: step 181 works on batch 1
-    assert {c, d} <= {4, 5, 6, 7} and c != d
-    algo.update(c, d, True)
-    assert algo.select() == (0, 0)  # step 182: batch 0 is pruned to arm 0, which duels itself
-    assert batches_of(algo) == [[0], [4, 5, 6, 7]]
-    algo.update(0, 0, True)
-    c, d = algo.select()  # step 183: batch 1
-    assert {c, d} <= {4, 5, 6, 7} and c != d
-    algo.update(c, d, True)
-    assert algo.select() == (0, 0)  # step 184: batch 0 again, still one arm, still not merged
-    algo.update(0, 0, True)
-    for _ in range(60):
-        algo.update(4, 5, True)  # arm 4 beats arm 5 with confidence; t = 244, 5 arms > 8 / 2
-    assert batches_of(algo) == [[0], [4, 5, 6, 7]]
-    step = int(algo._st[algo._names.index("t")][0]) + 1
-    if step % 2 == 0:  # land on batch 1
-        assert algo.select() == (0, 0)
-        algo.update(0, 0, True)
-    c, d = algo.select()  # batch 1: arm 5 is pruned, leaving 4 arms = K / 2
-    assert 5 not in (c, d) and batches_of(algo) == [[0], [4, 6, 7]]
-    algo.update(c, d, True)  # end of that step: a new stage, one batch of the four survivors
-    assert len(batches_of(algo)) == 1 and sorted(batches_of(algo)[0]) == [0, 4, 6, 7]
+            algo.update(0, j, True)  # arm 0 beats the rest of its batch with confidence; t = 180
+
+    def play(steps: int) -> list[int]:
+        """``steps`` steps (c always wins), each pair from batch t mod b_s; returns the self-duels."""
+        duels = []
+        for _ in range(steps):
+            m = (int(algo._st[algo._names.index("t")][0]) + 1) % len(batches_of(algo))
+            batch = batches_of(algo)[m]
+            c, d = algo.select()
+            assert c in batch and d in batch
+            if c == d:
+                duels.append(c)
+            algo.update(c, d, True)
+        return duels
+
+    assert play(9) == [0, 0, 0]  # steps 181-189: batches 1, 2, 0, 1, 2, 0, ...: arm 0 on its turns
+    assert batches_of(algo) == [[0], [4, 5, 6, 7], [8, 9, 10, 11]]  # still one arm, not merged
+    assert algo._st[algo._names.index("info")][2] == 1
+    for j in (5, 6, 7):
+        for _ in range(60):
+            algo.update(4, j, True)  # t = 369; batch 1's next turn prunes it to [4]: 6 arms = K / 2
+    assert play(1) == [4]  # step 370 works on batch 1, pruned to [4]: 6 arms = K / 2 ...
+    assert batches_of(algo) == [[8, 9, 10], [11, 0, 4]]  # ... a new stage: largest, smallest, ...
+    assert algo._st[algo._names.index("info")][2] == 2
 
 
-def test_mergerucb_does_not_stall_when_every_batch_has_one_arm():
-    """K = 6, M = 2, the lower-numbered arm always wins. Stage 1 ends with arms 0, 2, 4, cut into
-    [[4, 0], [2]]; arm 0 prunes 4 and leaves [[0], [2]]: 2 arms > K / 4 but nothing left to compare
-    without merging, so the stage ends there (else both arms would duel themselves for ever)."""
+def test_mergerucb_recombines_lone_arms_at_once_when_stalled():
+    """K = 6, M = 2, the lower-numbered arm always wins. Each time a batch is pruned to one arm the
+    stage is stalled (K / 2^s cannot be reached unless every other batch sheds an arm), so it ends
+    at the end of that step; new batches never hold one arm (Algorithm 4, line 13). Before the
+    stall rule [[4, 0], [2]] was cut at stage 1 and its lone arm 2 dueled itself."""
     algo = MergeRUCB(6, seed=0, M=2, C=1.0, alpha=0.5)
     seen = []
     for _ in range(2000):
@@ -313,9 +326,14 @@ def test_mergerucb_does_not_stall_when_every_batch_has_one_arm():
         algo.update(c, d, c < d)
         if not seen or batches_of(algo) != seen[-1]:
             seen.append(batches_of(algo))
-    assert [[4, 0], [2]] in seen  # then [[0], [2]] inside one step, ended at once: [[2, 0]]
-    assert [[2, 0]] in seen
-    assert batches_of(algo) == [[0]]
+    assert seen == [
+        [[0, 1], [2, 3], [4, 5]],
+        [[4, 5, 2], [0, 1]],  # [2] alone: stage 2, the 5 arms in 2 batches, not 3
+        [[4, 5], [2, 0]],  # [0] alone beside [4, 5, 2]: stage 3
+        [[2, 0, 4]],  # [4] alone beside [2, 0]: stage 4, one batch of 3
+        [[0, 4]],
+        [[0]],
+    ]
 
 
 @pytest.mark.parametrize("cls", [MergeRUCB, MergeDTS])

@@ -37,14 +37,27 @@ The rules (``../shared/spec/online.md``, "Decisions on the known ambiguities"):
   has no such step, so there a one-arm batch stays until the stage ends and its arm duels itself
   on that batch's turns (``merge_single=False`` in :func:`current_batch`).
 - *Stages* (:func:`end_of_step`): when ``n_alive <= K / 2^s`` the surviving arms are repartitioned
-  and ``s`` grows by one. Without merging one-arm batches every batch could be down to one arm
-  before that count is reached (no comparison left to make: the listing would stall); the stage
-  then ends as well. :func:`repartition` lists the batches largest, smallest, second largest,
+  and ``s`` grows by one. Without merging one-arm batches (mergeRUCB) the stage also ends when it
+  is :func:`stalled`: some batch is down to one arm and ``K / 2^s`` cannot be reached unless every
+  batch that still holds two or more arms sheds some (even with every batch but the one with the
+  fewest spare arms pruned to one arm, more than ``K / 2^s`` would survive). Algorithm 4 has no rule
+  for this: a lone arm has no pair to compare (lines 8-9 need two), and the thesis's stage-length
+  argument (section 6.3: the stage ends once ``2 b_S / 3 + 1`` batches are down to one arm) needs
+  ``p >= 4`` and many batches. Otherwise the stage waits on its slowest batch (a near-tied pair can
+  take ``1 / Delta^2`` comparisons) while the lone arm, often the winner, duels itself and never
+  meets the arms it would eliminate at once: with ``M = 3`` on a 10-arm Bradley-Terry problem, 6 of
+  10 runs were still stuck after 10^5 steps (winner alone, a near-tied pair in the other batch,
+  3 arms against ``K / 4``). The rule covers every batch being down to one arm (nothing left to
+  compare) and every batch but one. With merging a one-arm batch joins the next batch on its turn,
+  so MergeDTS never waits on it and does not use the rule.
+- *Repartition* (:func:`repartition`) lists the batches largest, smallest, second largest,
   second smallest, ... (pairing the smallest batches with the largest, ties by batch index) and
   cuts that list into ``k = max(1, round(n_alive / M))`` consecutive batches of near-equal size,
   so every batch has between ``0.5 M`` and ``1.5 M`` arms (for even ``M``; a single batch when
   fewer than ``0.5 M`` arms survive). Cutting instead of literally joining pairs is what keeps the
-  sizes in range: the largest batch plus the smallest one can exceed ``1.5 M``.
+  sizes in range: the largest batch plus the smallest one can exceed ``1.5 M``. Without merging
+  ``k`` is at most ``n_alive // 2`` (Algorithm 4, line 13: "making sure that each batch contains
+  at least two arms"; only ``M = 2`` is affected), so no stage starts with an idle arm.
 - When one arm remains it duels itself.
 
 >>> import numpy as np
@@ -183,10 +196,13 @@ def merge_into_next(thr, rowmax, arms, bstart, where, info, b):
 
 
 @kernel
-def repartition(thr, rowmax, arms, bstart, where, info, work):
+def repartition(thr, rowmax, arms, bstart, where, info, work, at_least_two=False):
     """Start a new stage's batches: pair the smallest batches with the largest (see module doc).
 
-    ``work`` is scratch space of at least ``2 K`` integers.
+    ``work`` is scratch space of at least ``2 K`` integers. ``at_least_two`` (mergeRUCB without
+    merging): no new batch has one arm while two or more survive (thesis Algorithm 4, line 13,
+    "making sure that each batch contains at least two arms"); this only changes ``M = 2``, where
+    ``[0.5 M, 1.5 M]`` admits one arm.
     """
     nb, n, M = info[NB], info[ALIVE], info[SIZE]
     order = work[:nb]  # batch indices by size, ascending; ties by index (insertion sort: stable)
@@ -211,6 +227,8 @@ def repartition(thr, rowmax, arms, bstart, where, info, work):
             new[p] = arms[r]
             p += 1
     k = max(1, (2 * n + M) // (2 * M))
+    if at_least_two and k > n // 2:
+        k = max(1, n // 2)
     base, extra = n // k, n % k
     for p in range(n):
         arms[p] = new[p]
@@ -255,13 +273,49 @@ def after_duel(thr, rowmax, arms, bstart, where, info, W, c, d, alpha):
 
 
 @kernel
-def end_of_step(thr, rowmax, arms, bstart, where, info, work):
-    """Phase IV: a new stage when ``n_alive <= K / 2^s``, or when every batch is down to one arm
-    while more than one batch is left (nothing left to compare; only without merging)."""
+def stage_limit(K, info):
+    """``floor(K / 2^s)``: the stage ends once ``n_alive`` is at most this (integers compared)."""
+    return K >> info[STAGE] if info[STAGE] < 63 else 0
+
+
+@kernel
+def stalled(bstart, info, K):
+    """Whether the stage is stalled (see module doc): some batch is down to one arm (it has nothing
+    to compare: its arm only duels itself) and ``K / 2^s`` can no longer be reached unless every batch
+    that still holds two or more arms sheds some, i.e. even if every batch but the one with the
+    fewest spare arms (``|B| - 1``) were pruned to one arm, more than ``K / 2^s`` arms would remain.
+    This includes every batch being down to one arm, and every batch but one.
+
+    Without merging no batch holds more than ``2 M`` arms (at most ``2 M - 1`` in stage 1, under
+    ``1.5 M + 1`` after :func:`repartition`, and batches only shrink within a stage), so the batches
+    are only looked at when ``nb + 2 M - 1 > K / 2^s``: a stage with many batches costs nothing.
+    """
+    nb = info[NB]
+    limit = stage_limit(K, info)
+    if nb == 1 or nb + 2 * info[SIZE] - 1 <= limit:
+        return False
+    lone, fewest = 0, K
+    for b in range(nb):
+        spare = bstart[b + 1] - bstart[b] - 1
+        if spare == 0:
+            lone += 1
+        elif spare < fewest:
+            fewest = spare
+    if lone == 0:
+        return False
+    if lone == nb:
+        return True
+    return nb + fewest > limit
+
+
+@kernel
+def end_of_step(thr, rowmax, arms, bstart, where, info, work, merge_single=True):
+    """Phase IV: a new stage when ``n_alive <= K / 2^s`` (Algorithm 4, line 11; Algorithm 1,
+    line 20), or, without ``merge_single`` (mergeRUCB), when the stage is :func:`stalled`. With it a
+    one-arm batch joins the next batch on its turn (:func:`current_batch`), so none can stall."""
     K = arms.shape[0]
-    stalled = info[NB] > 1 and info[ALIVE] == info[NB]
-    if stalled or info[ALIVE] * (1 << info[STAGE]) <= K:
-        repartition(thr, rowmax, arms, bstart, where, info, work)
+    if info[ALIVE] <= stage_limit(K, info) or (not merge_single and stalled(bstart, info, K)):
+        repartition(thr, rowmax, arms, bstart, where, info, work, not merge_single)
         info[STAGE] += 1
 
 

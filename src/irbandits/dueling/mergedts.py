@@ -13,6 +13,8 @@ batch left with one arm into the next, and then
   members, sets ``phi_c = 1`` and takes ``d = argmin phi`` (ties at random);
 - Phase IV: repartitions when at most ``K / 2^s`` arms survive. The last arm duels itself. From then on
   the choices never change: ``_absorbed`` tells the simulation to finish the run in closed form.
+  mergeRUCB's extra stage end for a stalled stage (:func:`~irbandits.dueling.batches.stalled`) is
+  not used: a one-arm batch joins the next batch on its own turn, so no stage waits on a lone arm.
 
 Phase I only uses the indicators ``theta_ij > 0.5``, which are Bernoulli with success probability
 ``q_ij = P(Beta(w_ij + 1, w_ji + 1) > 0.5)`` (:mod:`irbandits.dueling.thompson`). The state keeps
@@ -124,7 +126,7 @@ def _update(st, rng, c, d, c_won):
         lo, hi = min(c, d), max(c, d)
         q[lo, hi] = beta_above_half(W[lo, hi], W[hi, lo])
     t[0] += 1
-    bt.end_of_step(thr, rowmax, arms, bstart, where, info, work)
+    bt.end_of_step(thr, rowmax, arms, bstart, where, info, work, True)  # merge_single: no stall rule
 
 
 class MergeDTS(DuelingAlgorithm):

@@ -13,7 +13,12 @@ A batch pruned down to one arm: Algorithm 4 has no step for it (unlike MergeDTS'
 lines 14-15, which merges it into the next batch "to avoid comparing a suboptimal ranker against
 itself"), so by default it stays until the stage ends and its arm duels itself on that batch's
 turns, as the thesis's single remaining arm does. ``merge_single=1`` applies MergeDTS's merge
-instead. On MSLR-Navigational (tuned) the two give the same regret within noise.
+instead. On MSLR-Navigational (tuned) the two give the same regret within noise. The stage also
+ends when it is stalled (:func:`~irbandits.dueling.batches.stalled`: a lone arm, and ``K / 2^s``
+out of reach unless every batch of two or more arms sheds some), and new batches hold at least
+two arms (line 13). The listing has no rule for this; without one a near-tied pair could hold the
+stage for ``~1 / Delta^2`` steps while the lone arm, often the winner, duels itself (issue 23:
+``M = 3`` on a 10-arm Bradley-Terry problem, 6 of 10 runs stuck at 10^5 steps).
 
 ``C`` defaults to ``C(delta) = ((4 alpha - 1) K^2 / ((2 alpha - 1) delta))^(1 / (2 alpha - 1))``
 (line 3 of the listing; needs ``alpha > 0.5``). The "tuned" setting is the one the MergeDTS paper
@@ -46,7 +51,7 @@ def _select(st, rng):
     W, t, params, arms, bstart, where, info, thr, rowmax, work, vals, ties = st
     alpha, C = params[0], params[1]
     step = t[0] + 1
-    m = bt.current_batch(step, C, thr, rowmax, arms, bstart, where, info, params[2] != 0.0)
+    m = bt.current_batch(step, C, thr, rowmax, arms, bstart, where, info, params[2] != 0.0)  # merge_single
     s0, n = bstart[m], bstart[m + 1] - bstart[m]
     if n == 1:
         return arms[s0], arms[s0]
@@ -75,7 +80,7 @@ def _update(st, rng, c, d, c_won):
     record(W, c, d, c_won)
     bt.after_duel(thr, rowmax, arms, bstart, where, info, W, c, d, params[0])
     t[0] += 1
-    bt.end_of_step(thr, rowmax, arms, bstart, where, info, work)
+    bt.end_of_step(thr, rowmax, arms, bstart, where, info, work, params[2] != 0.0)  # merge_single
 
 
 class MergeRUCB(DuelingAlgorithm):
