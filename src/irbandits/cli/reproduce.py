@@ -169,6 +169,34 @@ def pruning_survival(
                   f"{write_claims(rows, out)}", markup=False)
 
 
+@_study("winner-notions")
+def winner_notions(
+    samples: int = typer.Option(1000, min=1, help="random K-ranker subsets per K (the thesis: 10,000)"),
+    seed: int = typer.Option(0, help="seed of the subsets"),
+    matrix: Optional[list[str]] = typer.Option(None, "--matrix", help="a matrix name in --data or a matrix "
+                                               "file (repeat); default mslr-navigational and mslr-perfect"),
+    data: Path = typer.Option(Path("../shared/data/preference-matrices"), help="folder of the named matrices"),
+    out: Path = typer.Option(Path("reproduce-winner-notions"), help="output directory: subsets.csv, the "
+                             "figure and claims.csv"),
+) -> None:
+    check_dir(data, "--data")
+    check_output(out, "--out", directory=True)
+    module = get_study("winner-notions").load()
+    for m in matrix or []:
+        if Path(m).suffix:
+            check_file(Path(m), "--matrix")
+    table = module.run_study(samples=samples, seed=seed, matrices=matrix or module.MATRICES, data=data)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "subsets.csv", index=False)
+    rows = module.claim_rows(table)
+    console.print(make_table(module.condorcet_share(table).reset_index(), "Figure 7.1: P_K, the share of "
+                             f"K-subsets with a Condorcet winner ({samples} per K)"))
+    console.print(make_table(module.overlap_table(table), "Table 7.1: percent of subsets whose winners overlap"))
+    console.print(to_markdown(rows, "thesis (section 7.1)"), markup=False)
+    console.print(f"wrote {out / 'subsets.csv'}, {module.plot(table, out / 'winner-notions.png')} and "
+                  f"{write_claims(rows, out)}", markup=False)
+
+
 @_study("preference-measures")
 def preference_measures(
     data: Path = typer.Option(Path("../shared/data"), help="the shared data directory"),

@@ -5,7 +5,7 @@ Every study module has a ``run_study`` function; :data:`STUDIES` names them. Mod
 only when a study runs.
 
 >>> list_studies().name.tolist()
-['best-item-study', 'judging-study', 'judging-replay', 'pruning-survival', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
+['best-item-study', 'judging-study', 'judging-replay', 'pruning-survival', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'ccb-copeland', 'winner-notions', 'multileaving', 'ab-vs-interleaving']
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ STUDIES = Registry("study", [
           "alpha = 0.1 stability test", "rcs_vs_rucb", online=True),
     Study("ccb-copeland", "Thesis ch. 7: CCB, SCB, Copeland SAVAGE, PBR, RankEl and RUCB on a 5-arm "
           "non-Condorcet, a 500-arm and a Condorcet problem", "ccb_copeland", online=True),
+    Study("winner-notions", "Thesis 7.1: how often K-ranker subsets of MSLR have a Condorcet winner, C and L_C, "
+          "and how often Copeland, von Neumann, Borda and random-walk winners overlap", "winner_notions"),
     Study("multileaving", "MergeDTS paper 6.6: MergeDTS with probabilistic interleaving against multileaving "
           "(UCB-Multileave, Self-Sparring) on NP2004, by online CTR@10 and NDCG@10", "multileaving", online=True),
     Study("ab-vs-interleaving", "Lecture slides: impressions an A/B test of absolute click metrics and an interleaving "
