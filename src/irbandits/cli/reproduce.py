@@ -197,6 +197,36 @@ def winner_notions(
                   f"{write_claims(rows, out)}", markup=False)
 
 
+@_study("pooling-losada")
+def pooling_losada(
+    repetitions: int = typer.Option(100, min=1, help="seeded repetitions of each random method"),
+    seed: int = typer.Option(0, help="master seed of the random methods"),
+    depth: Optional[list[int]] = typer.Option(None, "--depth", help="pool depth (repeat); default 100 (the "
+                                              "paper's) and 10 (the pool the qrels judge whole)"),
+    topics: Optional[int] = typer.Option(None, min=1, help="only the first N judged topics (default all 53)"),
+    data: Path = typer.Option(Path("../shared/data/trec-dl-2021-passage"), help="folder of runs/ and qrels.txt"),
+    out: Path = typer.Option(Path("reproduce-pooling-losada"), help="output directory: curves.csv, table-DEPTH.csv, "
+                             "the figure and claims.csv"),
+) -> None:
+    check_dir(data, "--data")
+    check_output(out, "--out", directory=True)
+    module = get_study("pooling-losada").load()
+    result = module.run_study(depths=depth or module.DEPTHS, repetitions=repetitions, seed=seed, topics=topics,
+                              data=data)
+    out.mkdir(parents=True, exist_ok=True)
+    result.curves.to_csv(out / "curves.csv", index=False)
+    console.print(make_table(result.pools, "the pools (unjudged documents count as non-relevant)"))
+    for d in result.pools.depth:
+        t = module.table(result, d).round(2)
+        t.to_csv(out / f"table-{d}.csv")
+        console.print(make_table(t.reset_index(), f"depth {d}: mean relevant documents found after n judgments "
+                                 f"({repetitions} repetitions of the random methods)"))
+    rows = module.claim_rows(result)
+    console.print(to_markdown(rows, "paper (Losada et al., SAC 2016)"), markup=False)
+    console.print(f"wrote {out / 'curves.csv'}, the tables, {module.plot(result, out / 'pooling-losada.png')} and "
+                  f"{write_claims(rows, out)}", markup=False)
+
+
 @_study("preference-measures")
 def preference_measures(
     data: Path = typer.Option(Path("../shared/data"), help="the shared data directory"),

@@ -5,7 +5,7 @@ Every study module has a ``run_study`` function; :data:`STUDIES` names them. Mod
 only when a study runs.
 
 >>> list_studies().name.tolist()
-['best-item-study', 'judging-study', 'judging-replay', 'pruning-survival', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'ccb-copeland', 'winner-notions', 'multileaving', 'ab-vs-interleaving']
+['best-item-study', 'judging-study', 'judging-replay', 'pruning-survival', 'winner-notions', 'pooling-losada', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ STUDIES = Registry("study", [
           "Set I / Combined", "judging_replay"),
     Study("pruning-survival", "Thesis Figure 3.1: the chance a Borda winner survives a pruning phase, the formula "
           "against the top-k process", "pruning_survival"),
+    Study("winner-notions", "Thesis 7.1: how often K-ranker subsets of MSLR have a Condorcet winner, C and L_C, "
+          "and how often Copeland, von Neumann, Borda and random-walk winners overlap", "winner_notions"),
+    Study("pooling-losada", "Losada et al. SAC 2016: the 13 pooling methods on the 63 DL-2021 runs at depth 100 "
+          "and 10, the paper's claims method by method", "pooling_losada"),
     Study("preference-measures", "Thesis 2.3: ppref, wpref, rpref and Sakai-Zeng-style measures against nDCG@10 "
           "and PGC on the 63 DL-2021 runs", "preference_measures"),
     Study("mergedts-large-scale", "MergeDTS paper 6.1-6.3: MergeDTS, mergeRUCB, DTS, Self-Sparring, RMED1, REX3 on "
@@ -62,8 +66,6 @@ STUDIES = Registry("study", [
           "alpha = 0.1 stability test", "rcs_vs_rucb", online=True),
     Study("ccb-copeland", "Thesis ch. 7: CCB, SCB, Copeland SAVAGE, PBR, RankEl and RUCB on a 5-arm "
           "non-Condorcet, a 500-arm and a Condorcet problem", "ccb_copeland", online=True),
-    Study("winner-notions", "Thesis 7.1: how often K-ranker subsets of MSLR have a Condorcet winner, C and L_C, "
-          "and how often Copeland, von Neumann, Borda and random-walk winners overlap", "winner_notions"),
     Study("multileaving", "MergeDTS paper 6.6: MergeDTS with probabilistic interleaving against multileaving "
           "(UCB-Multileave, Self-Sparring) on NP2004, by online CTR@10 and NDCG@10", "multileaving", online=True),
     Study("ab-vs-interleaving", "Lecture slides: impressions an A/B test of absolute click metrics and an interleaving "

@@ -1,0 +1,97 @@
+"""Losada et al. (SAC 2016) on the DL-2021 runs: the study's curves against a reference, its claim checks
+on the paper's own numbers, and claims.csv from the command."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import DATA, run_cli
+
+from irbandits.io import read_qrels, read_runs
+from irbandits.pooling import depth_pools
+from irbandits.pooling.pools import judged_pools
+from irbandits.studies import pooling_losada as pl
+from irbandits.studies.claims import AGREES, COLUMNS, DISAGREES, read_claims
+
+DL21 = DATA / "trec-dl-2021-passage"
+pytestmark = pytest.mark.skipif(not DL21.exists(), reason="needs ../shared/data")
+TOPICS = 4
+
+
+@pytest.fixture(scope="module")
+def small():
+    return pl.run_study(depths=(100, 10), topics=TOPICS, repetitions=3, seed=1, data=DL21)
+
+
+def test_docid_curve_is_the_cumulated_relevance_in_docno_order(small):
+    runs, qrels = read_runs(DL21 / "runs"), read_qrels(DL21 / "qrels.txt")
+    for depth in (100, 10):
+        pools = judged_pools(depth_pools(runs, depth), qrels)
+        rels = [pools[t].relevance(qrels, 1) for t in sorted(pools)[:TOPICS]]
+        top = max(len(r) for r in rels)
+        # a topic past its pool keeps its total, as the paper's tables count it
+        ref = np.mean([np.concatenate([np.cumsum(r), np.full(top - len(r), r.sum())]) for r in rels], axis=0)
+        c = small.curves[(small.curves.depth == depth) & (small.curves.method == "DocID")]
+        assert np.allclose(c.found.to_numpy(), ref)
+        # every method ends with every relevant document of the pools
+        assert np.allclose(pl.table(small, depth)["all"], ref[-1])
+    stats = small.pools.set_index("depth")
+    assert (stats.topics == TOPICS).all() and (stats.runs == 63).all()
+    assert stats.loc[100, "unjudged"] > stats.loc[100, "pooled"] / 2 > stats.loc[10, "unjudged"]
+
+
+def test_bandits_find_more_than_docid_on_these_topics(small):
+    deep, shallow = small.found(100, [100, 300]), small.found(10, [10, 20, 50])
+    # DocID's docno order knows nothing of the runs: on the judged depth-100 pools, where relevant documents
+    # are a tenth of the pool and sit near the top ranks, every run-following method finds several times more
+    assert (deep.loc["MM-NS"] >= deep.loc["DocID"]).all()
+    assert (deep.drop(index="DocID")[100] > 3 * deep.loc["DocID", 100]).all()
+    # MM-NS finds at least as many as DocID at every level of the depth-10 pools too
+    assert (shallow.loc["MM-NS"] >= shallow.loc["DocID"]).all()
+
+
+def test_claim_checks_agree_on_the_papers_own_trec8_numbers():
+    # the paper's TREC8 rows of Tables 2 and 3, with the Figure 1 order for the baselines (DocID < Rank < A < B
+    # < C < MTF) and rate 0.5 between MM and MM-NS: the claims the tables support there must agree
+    levels = pl.LEVELS[100]
+    values = {m: v[:6] for m, v in pl.TREC8.items()}
+    mtf = np.array(values["MTF"])
+    for k, m in enumerate(("DocID", "Rank", "MoffatA", "MoffatB", "MoffatC")):
+        values[m] = mtf * (0.6 + 0.07 * k)
+    values["MM-NS:rate=0.5"] = (np.array(values["MM"]) + values["MM-NS"]) / 2
+    curves = pd.DataFrame(
+        [dict(depth=100, method=m, judgments=n, found=f) for m, v in values.items() for n, f in zip(levels, v)]
+    )
+    result = pl.Result(curves, pd.DataFrame([dict(depth=100, topics=50, runs=71)]), 100)
+    verdicts = {r.claim: r.verdict for r in pl.claim_rows(result)}
+    assert len(verdicts) == len(pl.CLAIMS) == 15
+    assert set(verdicts.values()) == {AGREES}, [c for c, v in verdicts.items() if v != AGREES]
+    # and a table where MTF trails MoffatC at the first level makes "MTF consistently best" disagree
+    curves.loc[(curves.method == "MoffatC") & (curves.judgments == 100), "found"] = 40
+    assert pl.claim_rows(result)[0].verdict == DISAGREES
+
+
+def test_command_writes_claims_csv(tmp_path):
+    out = tmp_path / "losada"
+    result = run_cli(
+        "reproduce",
+        "pooling-losada",
+        "--topics",
+        "3",
+        "--repetitions",
+        "2",
+        "--depth",
+        "10",
+        "--data",
+        DL21,
+        "--out",
+        out,
+    )
+    assert result.exit_code == 0, result.output
+    rows = read_claims(out)
+    assert (out / "claims.csv").read_text().splitlines()[0] == ",".join(COLUMNS)
+    assert len(rows) == 15 and {r.study for r in rows} == {"pooling-losada"}
+    assert {r.verdict for r in rows} <= {AGREES, DISAGREES}
+    assert all(r.scale.startswith("depth 10: 3 topics x 63 runs; 2 repetitions") for r in rows)
+    assert (out / "pooling-losada.png").stat().st_size > 10_000 and (out / "table-10.csv").exists()
