@@ -54,17 +54,66 @@ def test_sensitivity_reads_the_lost_winner_from_the_state(monkeypatch, tmp_path)
     assert f"| alpha=0.8^9: 10 failures in 100 runs | {risky.lost.sum()} in 8 (binomial p = " in text
 
 
-def test_rcs_vs_rucb_subsets_and_report():
+def test_rcs_vs_rucb_subsets_and_report(monkeypatch):
     full = PreferenceMatrix.load(MSLR, name="mslr-navigational")
     arms, sub = rcs_vs_rucb.subset(full, 0)
     assert arms.tolist() == [2, 5, 10, 23, 35, 40, 65, 81, 108, 110]
     assert sub.condorcet_winner is not None and np.array_equal(sub.p, full.p[np.ix_(arms, arms)])
+    monkeypatch.setattr(rcs_vs_rucb, "SCALING", 2)  # Figure 5.4's runs: 6,000 steps
     table = rcs_vs_rucb.run_study(horizon=3_000, runs=2, matrix=MSLR)
-    assert set(table.problem) == {"mslr10-seed0", "mslr10-seed1", "mslr10-seed2", "stability"}
+    assert set(table.problem) == {"mslr10-seed0", "mslr10-seed1", "mslr10-seed2", "stability", "mslr20", "mslr30",
+                                  "mslr40"}
     assert set(table[table.problem == "stability"].algorithm) == set(rcs_vs_rucb.STABILITY)
+    assert table[table.problem == "mslr40"].step.max() == 6_000
     text = rcs_vs_rucb.report(table)
     assert "| alpha = 0.501: RCS's regret is roughly a third below RUCB's (ratio about 0.67) | ratio RCS / RUCB" in text
     assert "| alpha = 0.1: RCS stays stable, its curve flattens | tail share" in text
+    papers = [r.paper for r in rcs_vs_rucb.claim_rows(table)]
+    assert papers.count(rcs_vs_rucb.PAPER_51) == 4 and papers.count(rcs_vs_rucb.PAPER_54) == 5
+
+
+def test_rcs_accuracy_against_savage_figure_5_1(monkeypatch):
+    """Figure 5.1 at 20,000 steps, 4 runs: RCS's accuracy climbs to 1 on all three problems while SAVAGE,
+    rerun for each horizon and duelling pairs round robin, pays more regret at every longer horizon."""
+    monkeypatch.setattr(rcs_vs_rucb, "SCALING", 1)
+    table = rcs_vs_rucb.run_study(horizon=20_000, runs=4, matrix=MSLR, scaling_runs=1)
+    horizons = rcs_vs_rucb.accuracy_horizons(20_000)
+    assert len(horizons) == rcs_vs_rucb.HORIZONS and horizons[-1] == 20_000 and horizons[0] < 100
+    savage = table[table.algorithm == rcs_vs_rucb.SAVAGE]
+    assert sorted(savage.step.unique()) == horizons.tolist() and (savage.groupby(["problem", "step"]).size() == 4).all()
+    acc = rcs_vs_rucb.accuracy(table)
+    for key in ("mslr10-seed0", "mslr10-seed1", "mslr10-seed2"):
+        rcs, sav = (acc.loc[key].xs(a, level=1) for a in (rcs_vs_rucb.RCS, rcs_vs_rucb.SAVAGE))
+        assert rcs.accuracy.iloc[-1] == 1.0 and rcs.accuracy.iloc[0] < 1.0
+        assert (sav.regret.iloc[5:] > rcs.regret.iloc[5:]).all()  # from ~2,000 steps on
+        assert sav.regret.iloc[-1] > 1.4 * rcs.regret.iloc[-1]
+    rows = [r for r in rcs_vs_rucb.claim_rows(table) if r.paper == rcs_vs_rucb.PAPER_51]
+    assert rows[0].measured.startswith("horizons where RCS's is at least SAVAGE's: ")
+    assert rows[0].scale == "20,000 steps at most x 4 runs (paper: 10 horizons x 90)"
+
+
+def test_rcs_vs_rucb_figure_5_4_problems_and_crossing():
+    """Figure 5.4's problems are seeded MSLR draws whose winner beats every rival by MIN_GAP, and T_0 with
+    the RUCB / RCS ratios comes from the mean curves as section 5.2.4 defines them."""
+    full = PreferenceMatrix.load(MSLR, name="mslr-navigational")
+    big = rcs_vs_rucb.scaling_problems(MSLR)
+    assert list(big) == ["mslr20", "mslr30", "mslr40"]
+    for K, (arms, p) in zip(rcs_vs_rucb.SIZES, big.values()):
+        assert p.K == K and np.array_equal(p.p, full.p[np.ix_(arms, arms)])
+        assert rcs_vs_rucb.smallest_gap(p) >= rcs_vs_rucb.MIN_GAP
+    assert [int(a[p.condorcet_winner]) for a, p in big.values()] == [124, 109, 105]  # MSLR rankers
+    steps = np.array([1, 10, 100, 1000, 2000, 4000, 8000])
+    rucb = np.array([0, 5, 50, 300, 500, 600, 700.0])  # per step: 0.2, 0.1, 0.05, 0.025 late on
+    rcs = np.array([0, 5, 60, 320, 420, 460, 480.0])  # crosses below between 1,000 and 2,000
+    table = pd.concat([pd.DataFrame(dict(problem="mslr20", algorithm=a, run=0, step=steps, regret=r))
+                       for a, r in ((rcs_vs_rucb.RUCB, rucb), (rcs_vs_rucb.RCS, rcs))])
+    s = rcs_vs_rucb.scaling(table).iloc[0]
+    assert s.T0 == 2000 and s.K == 20
+    assert s.cross == pytest.approx((600 - 300) / (460 - 320))  # checkpoints 1,000 and 4,000 either side
+    assert s.double == pytest.approx((700 - 500) / (480 - 420))  # 4,000: 2,000 and 8,000 either side
+    assert s.excess == pytest.approx(600 / 460 - 1)
+    assert s.half == pytest.approx((500 - 50) / (420 - 60))  # 1,000: 100 and 2,000 either side
+    assert np.isnan(rcs_vs_rucb.crossing(pd.DataFrame({rcs_vs_rucb.RUCB: rucb, rcs_vs_rucb.RCS: rucb + 1}, index=steps)))
 
 
 def test_ccb_finds_the_condorcet_winner_and_subsets_follow_the_request():
