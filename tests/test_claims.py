@@ -51,11 +51,14 @@ def test_an_online_study_writes_its_claims_and_its_report_renders_the_same_rows(
     rows = read_claims(runs / "rcs" / "claims.csv")
     table = pd.concat([pd.read_parquet(runs / "rcs" / k / "results.parquet").assign(problem=k)
                        for k in ("mslr10-seed0", "mslr10-seed1", "mslr10-seed2", "stability")], ignore_index=True)
-    expected = rcs_vs_rucb.claims(table)  # the module's own (claim, measured, agrees) triples
-    assert [(r.claim, r.measured, r.verdict == "agrees") for r in rows] == expected and len(rows) == 5
-    assert {r.verdict for r in rows} <= {"agrees", "disagrees"} and {r.study for r in rows} == {"rcs-vs-rucb"}
-    assert {r.scale for r in rows} == {"2,000 steps x 2 runs (paper: 50,000 x 90; stability test 30)"}
-    assert markdown(rows, "thesis (5.2.2-5.2.3)") in (runs / "rcs" / "rcs-vs-rucb.md").read_text()
+    expected = rcs_vs_rucb.claims(table)[:5]  # the module's own (claim, measured, agrees) triples of Figs 5.2-5.3
+    assert [(r.claim, r.measured, r.verdict == "agrees") for r in rows[:5]] == expected
+    assert len(rows) == 5 + 4 + 5  # Figures 5.2-5.3, 5.1 and 5.4, each with its source
+    assert [r.paper for r in rows] == [rcs_vs_rucb.PAPER] * 5 + [rcs_vs_rucb.PAPER_51] * 4 + [rcs_vs_rucb.PAPER_54] * 5
+    assert {r.verdict for r in rows} <= {"agrees", "disagrees", "not checked"} and {r.study for r in rows} == {
+        "rcs-vs-rucb"}
+    assert rows[0].scale == "2,000 steps x 2 runs (paper: 50,000 x 90; stability test 30)"
+    assert markdown(rows, "thesis (5.2)") in (runs / "rcs" / "rcs-vs-rucb.md").read_text()
 
 
 def test_judging_study_checks_each_published_count(runs):
@@ -80,7 +83,8 @@ def test_summary_lists_every_study_with_its_verdicts_and_the_ones_not_run(runs, 
     assert r.exit_code == 0, r.output
     n = table.verdict.value_counts()
     text = " ".join(r.output.split())
-    assert (f"{n.get('agrees', 0)} agree, {n.get('disagrees', 0)} disagree, 0 not checked; 2 of {len(STUDIES)} "
+    assert (f"{n.get('agrees', 0)} agree, {n.get('disagrees', 0)} disagree, {n.get('not checked', 0)} not checked; "
+            f"2 of {len(STUDIES)} "
             f"studies run, {len(STUDIES) - 2} not run") in text
     assert "| paper's claim | this run | |" in r.output
     assert "| SELECT: 0 of 1,000 runs find both items 0 and 1 in Case B | 0 of 40 (p = 1) | **agrees** |" in r.output
@@ -94,11 +98,14 @@ def test_dry_run_estimates_the_full_scale_and_writes_nothing(tmp_path, cli, monk
     r = cli("reproduce", "rcs-vs-rucb", "--full", "--dry-run", "--probe-seconds", "0.05", "--out", tmp_path / "o")
     assert r.exit_code == 0, r.output
     assert not calls and list(tmp_path.iterdir()) == []  # nothing run, nothing written
-    # --full: 50,000 steps x 90 runs, 3 problems x 2 algorithms and the stability test's 4
-    text = " ".join(r.output.split())
-    assert "rcs-vs-rucb: 45,000,000 steps in all, about " in text and " core-hours; " in text
+    # --full: 50,000 steps x 90 runs, 3 problems x 2 algorithms and the stability test's 4, SAVAGE rerun at
+    # Figure 5.1's 10 horizons, and Figure 5.4's 3 problems x 2 algorithms at 40 x 50,000 steps
     works = rcs_vs_rucb.plan(**rcs_vs_rucb.FULL, matrix=MSLR)
-    assert [(w.problem, w.algorithm, w.steps, w.runs) for w in works][-1] == ("stability", "RCS:alpha=0.501", 50_000, 90)
+    total = sum(w.steps * w.runs for w in works)
+    assert total > 45_000_000 + 3 * 2 * 90 * 2_000_000
+    text = " ".join(r.output.split())
+    assert f"rcs-vs-rucb: {total:,} steps in all, about " in text and " core-hours; " in text
+    assert ("stability", "RCS:alpha=0.501", 50_000, 90) in [(w.problem, w.algorithm, w.steps, w.runs) for w in works]
 
 
 @needs_data
@@ -106,4 +113,5 @@ def test_the_plan_lists_exactly_the_runs_the_study_makes(runs):
     table = pd.read_parquet(runs / "rcs" / "stability" / "results.parquet")
     works = rcs_vs_rucb.plan(horizon=2000, runs=2, matrix=MSLR)
     assert [w.algorithm for w in works if w.problem == "stability"] == list(dict.fromkeys(table.algorithm))
-    assert {w.problem for w in works} == {"mslr10-seed0", "mslr10-seed1", "mslr10-seed2", "stability"}
+    assert {w.problem for w in works} == {"mslr10-seed0", "mslr10-seed1", "mslr10-seed2", "stability", "mslr20",
+                                          "mslr30", "mslr40"}
