@@ -37,10 +37,17 @@ of the main phase.
 
 Speed: only the pair just played changes, so the per-pair terms ``n_ij KL(p_ij, 1/2)`` are cached
 in a K x K array, ``|O_i|`` is kept per arm, and only ``I_c`` and ``I_d`` are re-summed after a
-duel (summing the cached row in a fixed order, so no rounding drift builds up). ``J*`` and its
-ties are refreshed, and the candidate test rerun over all arms, in O(K) passes only when some
-``I`` changed or when ``log t`` has grown past the smallest ``I`` of the arms waiting outside
-``L_R`` and ``L_N``; otherwise a step is O(1), as in the steady state where the winner duels itself.
+duel, and only where their term changed (summing the cached row in a fixed order, so no rounding
+drift builds up). ``J*`` and its ties are rescanned only when the minimum may have moved
+(:func:`_update_min`), and the candidate test is rerun over all arms only when ``log t`` has grown
+past a lower bound of the ``I`` of the arms waiting outside ``L_R`` and ``L_N``; otherwise only
+the duel's two arms and the arm just released from ``L_R`` are tested
+(:func:`_candidates_after_duel`). The helpers are inlined into the kernels (numba passes each
+array to a called function with a reference count, which cost more than the work). The lists and
+decisions are exactly those of the full passes (``tests/test_speed_identical.py``). At K = 136
+(MSLR, after 10^6 steps, when almost every step is still a duel of two arms) a step costs about a
+third of RUCB's; the work the listing needs (two KL terms and one row re-summed) is about a fifth
+of it.
 
 Recommendation: the seeds give no rule for RMED, so the spec's default, the empirical Copeland
 winner (most ``w_ij > w_ji``), which is ``i*`` once the winner has beaten everyone empirically.
@@ -68,7 +75,7 @@ from irbandits.params import Param
 _PHASE, _CI, _CJ, _NLC, _POS, _ARGMIN, _NMIN, _NLN = range(8)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def divergence_term(W, i, j):
     """``n_ij KL(p_ij, 1/2)`` if ``j`` is in ``O_i`` (``p_ij <= 1/2``) and the pair was played, else 0."""
     n = W[i, j] + W[j, i]
@@ -77,7 +84,7 @@ def divergence_term(W, i, j):
     return n * kl_bernoulli(W[i, j] / n, 0.5)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _refresh_min(I, info):
     """J* = min I, its first arm and the number of arms attaining it."""
     best = np.inf
@@ -95,7 +102,7 @@ def _refresh_min(I, info):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def best_arm(I, info, mins, ties, rng):
     """i* = argmin_i I_i, ties at random."""
     if info[_NMIN] == 1:
@@ -108,7 +115,7 @@ def best_arm(I, info, mins, ties, rng):
     return pick(ties, n, rng)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rmed1_opponent(W, l, best, nopp, ties, rng):
     """Algorithm 2: i* if it is in O_l, else argmin_{j in O_l} p_lj (ties at random), else i*."""
     if best != l and 2 * W[l, best] <= W[l, best] + W[best, l]:  # i* in O_l
@@ -143,7 +150,7 @@ def _select(st, rng):
     return l, rmed1_opponent(W, l, best_arm(I, info, mins, ties, rng), nopp, ties, rng)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_candidates(I, in_r, in_n, ln, info, mins, slack):
     """L_N <- L_N + {j not in L_R, not in L_N : I_j - J* <= slack}; mins[1] = min I over the rest."""
     rest = np.inf
@@ -160,7 +167,50 @@ def _add_candidates(I, in_r, in_n, ln, info, mins, slack):
     mins[1] = rest
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _update_min(I, info, mins, c, d, old_c, old_d):
+    """J*, its first arm and its number of arms after I_c and I_d (c != d) changed from old_c and
+    old_d: what :func:`_refresh_min` returns, rescanning only when the minimum may have moved."""
+    star = mins[0]
+    new_c, new_d = I[c], I[d]
+    if (old_c == star and new_c > star) or (old_d == star and new_d > star) or new_c < star or new_d < star:
+        mins[0] = _refresh_min(I, info)
+        return
+    # the minimum stays J*: c and d may join its ties, or stay in them (leaving them rescans above)
+    count = info[_NMIN] - (old_c == star) - (old_d == star) + (new_c == star) + (new_d == star)
+    info[_NMIN] = count
+    if new_c == star and c < info[_ARGMIN]:
+        info[_ARGMIN] = c
+    if new_d == star and d < info[_ARGMIN]:
+        info[_ARGMIN] = d
+
+
+@njit(cache=True, inline="always")
+def _candidates_after_duel(I, in_r, in_n, ln, info, mins, slack, c, d, l):
+    """What :func:`_add_candidates` does after a duel that changed I_c and I_d, without its O(K)
+    pass when it can be told from three arms. Every arm outside L_R and L_N but c, d and the arm l
+    just released from L_R kept its I, so I >= mins[1]; if mins[1] fails the test, so do they all,
+    and only c, d and l can enter L_N: they are tested here in increasing order, the order in
+    which the pass would add them, and mins[1] becomes the least I of those that fail (with the
+    old mins[1], a lower bound of the rest's I rather than its minimum; the next full pass makes
+    it exact again). L_N, its order, and so every decision are what the full pass leaves."""
+    if mins[1] - mins[0] <= slack:
+        _add_candidates(I, in_r, in_n, ln, info, mins, slack)
+        return
+    lo, mid, hi = min(c, d, l), max(min(c, d), min(max(c, d), l)), max(c, d, l)
+    for k in range(3):
+        x = lo if k == 0 else (mid if k == 1 else hi)
+        if (k == 1 and x == lo) or (k == 2 and (x == mid or x == lo)) or in_r[x] or in_n[x]:
+            continue
+        if I[x] - mins[0] <= slack:
+            in_n[x] = True
+            ln[info[_NLN]] = x
+            info[_NLN] += 1
+        elif I[x] < mins[1]:
+            mins[1] = I[x]
+
+
+@njit(cache=True, inline="always")
 def rmed_update(W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, fk, c, d, c_won, in_loop):
     """Record a duel, refresh the divergences and the lists L_C, L_R, L_N (Algorithm 1); a duel
     outside the loop (``in_loop`` False: RMED2's exploration) leaves L_C and L_R as they are."""
@@ -174,14 +224,16 @@ def rmed_update(W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, fk, c, d, c_wo
         n += 1
         nopp[c] += (1 if 2 * W[c, d] <= n else 0) - old_c
         nopp[d] += (1 if 2 * W[d, c] <= n else 0) - old_d
-        C[c, d] = divergence_term(W, c, d)
-        C[d, c] = divergence_term(W, d, c)
-        for i in (c, d):
-            s = 0.0
-            for j in range(K):
-                s += C[i, j]
-            I[i] = s
-        mins[0] = _refresh_min(I, info)
+        before_c, before_d = I[c], I[d]
+        for i, j in ((c, d), (d, c)):
+            term = divergence_term(W, i, j)
+            if term != C[i, j]:  # an unchanged row sums to the same I_i: no need to re-sum it
+                C[i, j] = term
+                s = 0.0
+                for k in range(K):
+                    s += C[i, k]
+                I[i] = s
+        _update_min(I, info, mins, c, d, before_c, before_d)
     t[0] += 1
     if info[_PHASE] == 0:  # initial phase: the next pair in lexicographic order
         info[_CJ] += 1
@@ -202,13 +254,14 @@ def rmed_update(W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, fk, c, d, c_wo
     slack = math.log(t[0]) + fk
     if not in_loop:
         if changed:
-            _add_candidates(I, in_r, in_n, ln, info, mins, slack)
+            _candidates_after_duel(I, in_r, in_n, ln, info, mins, slack, c, d, c)
         return
     l = lc[info[_POS]]
     in_r[l] = False
     info[_POS] += 1
-    # The arms outside L_R and L_N that failed the test last time have I >= mins[1]; unless some
-    # I changed, only the arm l just released from L_R and a grown log t can add candidates.
+    # The arms outside L_R and L_N have I >= mins[1] (a lower bound: see _candidates_after_duel);
+    # unless some I changed, only the arm l just released from L_R and a grown log t can add
+    # candidates.
     if not changed:
         if I[l] - mins[0] <= slack:
             in_n[l] = True
@@ -216,8 +269,10 @@ def rmed_update(W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, fk, c, d, c_wo
             info[_NLN] += 1
         elif I[l] < mins[1]:
             mins[1] = I[l]
-    if changed or mins[1] - mins[0] <= slack:
-        _add_candidates(I, in_r, in_n, ln, info, mins, slack)
+        if mins[1] - mins[0] <= slack:
+            _add_candidates(I, in_r, in_n, ln, info, mins, slack)
+    else:
+        _candidates_after_duel(I, in_r, in_n, ln, info, mins, slack, c, d, l)
     if info[_POS] == info[_NLC]:  # the loop is over: L_C = L_R = L_N (in increasing order), L_N = {}
         n = info[_NLN]
         for a in range(n):  # insertion sort; L_N is short except in the first loops
@@ -247,8 +302,14 @@ class RMED1(DuelingAlgorithm):
     description = "Relative Minimum Empirical Divergence (RMED1): play arms whose empirical divergence is plausible"
     reference = "Komiyama et al. COLT 2015, Algorithms 1-2; MergeDTS paper (seed 001) section 5.5"
     params = (
-        Param("kweight", float, 0.3, "f(K) = kweight * K^1.01 in the candidate test I_i - J* <= log t + f(K)",
-              lambda a: a >= 0, ">= 0"),
+        Param(
+            "kweight",
+            float,
+            0.3,
+            "f(K) = kweight * K^1.01 in the candidate test I_i - J* <= log t + f(K)",
+            lambda a: a >= 0,
+            ">= 0",
+        ),
     )
 
     _select = staticmethod(_select)
@@ -268,7 +329,7 @@ class RMED1(DuelingAlgorithm):
             info=np.array([0, 0, 1, K, 0, 0, K, 0], np.int64),
             in_r=np.ones(K, np.bool_),  # membership of L_R
             in_n=np.zeros(K, np.bool_),  # membership of L_N
-            mins=np.array([0.0, np.inf]),  # J*, min of I over the arms in neither L_R nor L_N
+            mins=np.array([0.0, np.inf]),  # J*, a lower bound of I over the arms in neither L_R nor L_N
             params=np.array([kweight * K**1.01]),
             ties=np.zeros(K, np.int64),
         )
@@ -358,8 +419,14 @@ class RMED2(RMED1):
     description = "RMED2: RMED1's candidate loop, comparing l with the estimated regret-optimal arm b(l)"
     reference = "Komiyama et al. COLT 2015, Algorithms 1 and 3; MergeDTS paper (seed 001) section 5.5"
     params = RMED1.params + (
-        Param("alpha", float, 3.0, "every pair is drawn at least alpha log log t times (the authors' 3)",
-              lambda a: a >= 0, ">= 0"),
+        Param(
+            "alpha",
+            float,
+            3.0,
+            "every pair is drawn at least alpha log log t times (the authors' 3)",
+            lambda a: a >= 0,
+            ">= 0",
+        ),
     )
 
     _select = staticmethod(_select2)
