@@ -39,7 +39,7 @@ from numba import njit
 
 from irbandits.dueling.base import DuelingAlgorithm
 from irbandits.dueling.bounds import empirical_copeland_winner
-from irbandits.dueling.ucb_multileave import _update, _update_many
+from irbandits.dueling.ucb_multileave import _update, _update_many, rows_below
 from irbandits.params import Param
 from irbandits.rng import randint
 
@@ -50,26 +50,9 @@ def compared(rowmax, t, params, out):
     arm). ``rowmax[i]`` is the largest threshold of row i (see :mod:`~irbandits.dueling.bounds`), taken
     with alpha: ``u_ij >= 1/2`` when ``ln t >= thr_ij``, ``v_ij >= 1/2`` when ``beta ln t >= thr_ij``."""
     log_t = math.log(t + 1)
-    K = rowmax.shape[0]
-    e, lone = 0, 0
-    for i in range(K):
-        if rowmax[i] <= log_t:
-            e += 1
-            lone = i
-    if e == 1:
-        out[0] = lone
+    if rows_below(rowmax, log_t, out) == 1:  # E is one arm (none: every arm, K >= 2)
         return 1
-    n = 0
-    loose = params[1] * log_t
-    for i in range(K):
-        if rowmax[i] <= loose:
-            out[n] = i
-            n += 1
-    if n == 0:
-        for i in range(K):
-            out[i] = i
-        n = K
-    return n
+    return rows_below(rowmax, params[1] * log_t, out)
 
 
 @njit(cache=True)

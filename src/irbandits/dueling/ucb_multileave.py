@@ -41,14 +41,13 @@ from irbandits.rng import randint
 
 
 @njit(cache=True)
-def unbeaten(rowmax, t, C, out):
-    """Steps 1-2 at step ``t + 1``: write the arms no other beats with confidence (``u_ij >= 0.5`` for
-    every j, read from the thresholds' row maxima, see :mod:`~irbandits.dueling.bounds`) to ``out``, or
-    every arm when there is none; return how many."""
-    log_t = math.log(t + 1 + C)
+def rows_below(rowmax, level, out):
+    """Write the arms whose largest threshold is at most ``level`` (no other arm beats them with
+    confidence at that level, see :mod:`~irbandits.dueling.bounds`) to ``out``, or every arm when
+    there is none; return how many."""
     n = 0
     for i in range(rowmax.shape[0]):
-        if rowmax[i] <= log_t:
+        if rowmax[i] <= level:
             out[n] = i
             n += 1
     if n == 0:
@@ -56,6 +55,13 @@ def unbeaten(rowmax, t, C, out):
             out[i] = i
         n = rowmax.shape[0]
     return n
+
+
+@njit(cache=True)
+def unbeaten(rowmax, t, C, out):
+    """Steps 1-2 at step ``t + 1``: write the arms no other beats with confidence (``u_ij >= 0.5`` for
+    every j) to ``out``, or every arm when there is none; return how many."""
+    return rows_below(rowmax, math.log(t + 1 + C), out)
 
 
 @njit(cache=True)
