@@ -51,6 +51,9 @@ def reference(tmp_path_factory) -> pd.DataFrame:
 
 # the interrupted runs' grid: tasks long enough (~2 s each on a quiet machine) that a run cannot finish them all between
 # its first indexed task and a Ctrl-C, nor the Ray head alone before the worker node has finished its first one and is killed
+# a guard against a hang only: every wait here ends on an event (a task indexed, a process exited), so a
+# busy machine makes the tests slower, never wrong
+HANG = 1800
 LONG_SPEC = SPEC.replace("horizon = 500000", "horizon = 12000000")
 
 
@@ -146,7 +149,7 @@ def test_a_bad_matrix_file_names_the_key_and_the_line(tmp_path):
 def test_cli_spec_error_is_one_line(tmp_path):
     path = write_spec(tmp_path, SPEC.replace("runs = 6", "runs = 0"))
     proc = cli("sweep", "run", str(path), "--out", str(tmp_path / "out"))
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=HANG)
     assert proc.returncode == 2
     assert err.strip() == f"error: {path}: sweep.runs: must be a whole number >= 1, got 0"
 
@@ -210,17 +213,17 @@ def test_sigint_then_resume_gives_the_identical_store(tmp_path, long_reference):
     """The task runner's test hook holds the run once one task is in; SIGINT then stops the workers."""
     spec, out = write_spec(tmp_path, LONG_SPEC), tmp_path / "out"
     proc = cli("sweep", "run", str(spec), "--out", str(out), "--workers", "2", env={**cli_env(), HOLD_AFTER: "1"})
-    deadline = time.monotonic() + 600
+    deadline = time.monotonic() + HANG
     while not index_lines(out) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None and len(index_lines(out)) == 1, proc.communicate(timeout=5) if proc.poll() is not None else ""
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=HANG)
     assert proc.returncode == 130, err
     assert len(index_lines(out)) == 1 and f"interrupted: 1 of 12 tasks finished and kept in {out}" in err
     assert not (out / "results.parquet").exists()
     resumed = cli("sweep", "run", str(spec), "--out", str(out), "--workers", "1")
-    text, err = resumed.communicate(timeout=300)
+    text, err = resumed.communicate(timeout=HANG)
     assert resumed.returncode == 0, err
     assert len(index_lines(out)) == 12 and len({e["key"] for e in index_lines(out)}) == 12
     same_rows(pd.read_parquet(out / "results.parquet"), long_reference)
@@ -316,14 +319,14 @@ def test_a_spec_with_both_tables_is_refused_with_one_clear_line(tmp_path):
         load_spec(both)
     assert str(err.value) == message
     proc = cli("sweep", "run", str(both), "--out", str(tmp_path / "out"))
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=HANG)
     assert proc.returncode == 2 and err.strip() == f"error: {message}"
     assert not (tmp_path / "out").exists()
     # the old table alone runs, with a note naming the new one
     old = write_spec(tmp_path, SPEC.replace("[sweep]", "[experiment]").replace("horizon = 500000", "horizon = 1000")
                      .replace("runs = 6", "runs = 1"), "old.toml")
     proc = cli("sweep", "run", str(old), "--out", str(tmp_path / "old-out"))
-    _, err = proc.communicate(timeout=300)
+    _, err = proc.communicate(timeout=HANG)
     assert proc.returncode == 0, err
     assert f"note: {old}: the table [experiment] is now [sweep]" in one_line(err)
     rows = pd.read_parquet(tmp_path / "old-out" / "results.parquet")
@@ -418,10 +421,10 @@ def cluster(tmp_path_factory):
     common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats"]
     try:
         subprocess.run([ray_cli, "start", "--head", f"--port={port}", "--include-dashboard=false", *common],
-                       env={**env, "IRBANDITS_TEST_RAY_NODE": f"head-{session}"}, check=True, capture_output=True, timeout=180)
+                       env={**env, "IRBANDITS_TEST_RAY_NODE": f"head-{session}"}, check=True, capture_output=True, timeout=HANG)
         subprocess.run([ray_cli, "start", f"--address={address}", *common],
                        env={**env, "IRBANDITS_TEST_RAY_NODE": f"worker-{session}"}, check=True, capture_output=True,
-                       timeout=180)
+                       timeout=HANG)
         yield address, env, f"worker-{session}"
     finally:
         for _ in range(3):  # the raylets may start an agent while the others die
@@ -436,7 +439,7 @@ def test_ray_cluster_survives_a_killed_worker_node_with_identical_rows(tmp_path,
                              "--backend", "ray", "--address", address], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     node_pids = set(_marked("IRBANDITS_TEST_RAY_NODE", worker_node))
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + HANG
     while proc.poll() is None and time.monotonic() < deadline:  # until the worker node has finished a task
         done_there = [e for e in index_lines(out) if int(e["worker"].rsplit(":", 1)[1]) in node_pids]
         if done_there:
@@ -446,7 +449,7 @@ def test_ray_cluster_survives_a_killed_worker_node_with_identical_rows(tmp_path,
     killed = _marked("IRBANDITS_TEST_RAY_NODE", worker_node)
     _kill(killed)  # the raylet and its workers, mid-run
     kept = len(index_lines(out))
-    text, err = proc.communicate(timeout=300)
+    text, err = proc.communicate(timeout=HANG)
     assert done_there and 1 <= kept < 12, (kept, err)
     assert proc.returncode == 0, err
     entries = index_lines(out)
@@ -463,7 +466,7 @@ def test_judging_study_on_the_cluster_equals_the_local_run(tmp_path, cluster):
     out = tmp_path / "study.parquet"
     r = subprocess.run([sys.executable, "-m", "irbandits.cli", "reproduce", "judging-study", "--runs", "30", "-a", "SELECT",
                         "--out", str(out), "--backend", "ray", "--address", address], env=env,
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=HANG)
     assert r.returncode == 0, r.stderr
     local = run_study(["SELECT"], runs=30)
     remote = pd.read_parquet(out)
