@@ -486,7 +486,8 @@ def _run_task(context: tuple, task: tuple) -> pd.DataFrame:
     return simulate_run(spec, problem, horizon, run, run_seed, environment, fast_forward, on_steps=report, regret=regret)
 
 
-def _piece_path(out: Path, label: str, run: int) -> Path:
+def piece_path(out: Path, label: str, run: int) -> Path:
+    """Where run ``run`` of the algorithm labelled ``label`` is kept under the results folder ``out``."""
     safe = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in label)
     return out / "runs" / f"{safe}--{run}.parquet"
 
@@ -586,8 +587,8 @@ def simulate(
     todo = []
     for s in specs:
         for r in range(runs):
-            if out is not None and _piece_path(out, s.label, r).exists():
-                pieces.append(pd.read_parquet(_piece_path(out, s.label, r)))
+            if out is not None and piece_path(out, s.label, r).exists():
+                pieces.append(pd.read_parquet(piece_path(out, s.label, r)))
             else:
                 todo.append((s, r, run_seeds[r]))
     reported = [0] * len(todo)  # the steps counted so far of each run
@@ -606,7 +607,7 @@ def simulate(
                 pieces.append(outcome.value)
                 if out is not None:
                     spec, run, _ = todo[outcome.index]
-                    write_parquet(outcome.value, _piece_path(out, spec.label, run))
+                    write_parquet(outcome.value, piece_path(out, spec.label, run))
                 advance(horizon - reported[outcome.index], runs=1)
                 reported[outcome.index] = horizon
     except KeyboardInterrupt:
