@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import DATA
 
@@ -15,7 +16,17 @@ from irbandits.judging import algorithms as alg
 from irbandits.judging.duplicates import find_duplicates, read_texts
 from irbandits.judging.replay import agreement, recorded_pools, replay, replay_agreement
 from irbandits.problems import PreferenceMatrix
-from irbandits.studies.judging_study import PUBLISHED, PUBLISHED_REPORTED, figure_4_1, run_study, summarize
+from irbandits.studies.judging_study import (
+    PUBLISHED,
+    PUBLISHED_REPORTED,
+    PUBLISHED_TEXT,
+    THESIS,
+    claim_rows,
+    figure_4_1,
+    plot,
+    run_study,
+    summarize,
+)
 from irbandits.synthetic import case_a, case_b
 
 DL21 = DATA / "human-preferences-dl21"
@@ -76,6 +87,57 @@ def test_figure_table_has_published_values_beside_ours(study):
     table = figure_4_1(s.reset_index())
     row = table.set_index("algorithm").loc["SELECT"]
     assert row["A judgments"] == "990 (990)" and row["B assessors"] == "10 (10)"
+
+
+def test_text_counts_of_clarke_et_al_are_claims_within_noise(study):
+    # thesis 4.4: runs returning item 1 / item 2 of Case A and the other items returned, with and without the extra phase
+    s, runs = study
+    rows = {r.claim: r for r in claim_rows(s.reset_index())}
+    text = [r for r in rows.values() if "return item" in r.claim or "items other than" in r.claim]
+    assert len(text) == 8 and all(r.verdict == "agrees" for r in text), [(r.claim, r.measured) for r in text]
+    row = rows["Clarke et al.: 323 of 1,000 runs return item 1 in Case A"]
+    assert row.measured.startswith(f"{s.loc[('Clarke et al.', 'A'), 'item1']} of {runs} (p = ")
+    assert not any(r.claim.startswith("SELECT finds") for r in rows.values())  # needs every thesis row
+
+
+def published_summary(changes: dict | None = None) -> pd.DataFrame:
+    """summarize's table holding the thesis's own counts (1,000 runs), with ``changes`` {(name, case, column): v}."""
+    out = []
+    for name in THESIS:
+        pub, text = PUBLISHED[name], PUBLISHED_TEXT.get(name, {})
+        for case, one, both in (("A", pub[0], 0), ("B", pub[3], pub[4])):
+            if one is None:
+                continue
+            reported = PUBLISHED_REPORTED.get(name, {}).get(case, 1000)
+            row = dict(algorithm=name, case=case, runs=1000, one=one, both=both, mean_reported=reported / 1000,
+                       others=text.get((case, "others"), 0), others_sd=1.0, single=text.get((case, "single"), 0),
+                       item1=text.get((case, "item1"), 0), item2=text.get((case, "item2"), 0))
+            out.append({**row, **{k[2]: v for k, v in (changes or {}).items() if k[:2] == (name, case)}})
+    return pd.DataFrame(out)
+
+
+def test_discussion_claims_follow_the_counts():
+    rows = {r.claim: r for r in claim_rows(published_summary())}
+    assert all(r.verdict == "agrees" for r in rows.values()), [r for r in rows.values() if r.verdict != "agrees"]
+    spread = rows["Case A: between 10.8% and 71.5% of runs find the single winner (the thesis's rows)"]
+    assert spread.measured.startswith("10.8% (MergeDTS: 108 of 1,000 (p = 1)) to 71.5% (SELECT")
+    b = rows["Case B: between 63.9% and 97.3% of runs find at least one of the two winners (the thesis's rows)"]
+    assert b.measured.startswith("63.9% (MergeDTS") and "97.3% (PARWiS" in b.measured
+    # SELECT no longer ahead in Case A: its count, the spread's top and both comparisons turn
+    worse = {r.claim: r.verdict for r in claim_rows(published_summary({("SELECT", "A", "one"): 500}))}
+    assert [c for c, v in worse.items() if v == "disagrees"] == [
+        "SELECT: 715 of 1,000 runs find item 0 in Case A",
+        "Case A: between 10.8% and 71.5% of runs find the single winner (the thesis's rows)",
+        "SELECT finds Case A's winner more often than every other algorithm (715 of 1,000)",
+        "SELECT finds the winner (Case A) or one of the winners (Case B) more often than Clarke et al."]
+    more = published_summary({("Clarke et al. (extra final phase)", "B", "others"): 800})
+    verdicts = {r.claim: r.verdict for r in claim_rows(more)}
+    assert verdicts["Clarke et al.: with the extra final phase there are fewer ties and incorrect results"] == "disagrees"
+
+
+def test_plot_draws_every_algorithm(study, tmp_path):
+    s, _ = study
+    assert plot(s.reset_index(), tmp_path / "f.png").stat().st_size > 10_000
 
 
 def test_oracle_budget_and_pair_counts():

@@ -31,6 +31,7 @@ value.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
@@ -109,12 +110,21 @@ PUBLISHED = {
     "MergeDTS": (108, "1000", "31-93", 581, 58, "1000", "28-81"),
 }
 
-# Items reported in all over 1,000 runs (thesis 4.4 text): Case A item 0 found + other items;
-# Case B one + 2 x both + other items
-PUBLISHED_REPORTED = {
-    "Clarke et al.": {"A": 502 + 995, "B": 666 + 2 * 94 + 729},
-    "Clarke et al. (extra final phase)": {"A": 510 + 780, "B": 733 + 2 * 81 + 430},
+# The per-algorithm text (thesis 4.1-4.4), 1,000 runs: (case, column of summarize) -> count. single: runs
+# reporting exactly one item; others: items reported in all that are no best item (A: not 0; B: neither 0 nor 1);
+# item1 / item2: runs reporting item 1 / item 2
+PUBLISHED_TEXT = {
+    "DTS": {("A", "single"): 959, ("A", "others"): 922, ("B", "others"): 357},
+    "MergeDTS": {("A", "others"): 1503, ("B", "others"): 914},
+    "Round-Efficient": {("A", "single"): 559, ("A", "others"): 1632, ("B", "others"): 606},
+    "Clarke et al.": {("A", "item1"): 323, ("A", "item2"): 213, ("A", "others"): 995, ("B", "others"): 729},
+    "Clarke et al. (extra final phase)": {("A", "item1"): 302, ("A", "item2"): 166, ("A", "others"): 780,
+                                          ("B", "others"): 430},
 }
+# Items reported in all over 1,000 runs: Case A item 0 found + other items; Case B one + 2 x both + other items
+PUBLISHED_REPORTED = {name: {"A": PUBLISHED[name][0] + PUBLISHED_TEXT[name][("A", "others")],
+                             "B": PUBLISHED[name][3] + 2 * PUBLISHED[name][4] + PUBLISHED_TEXT[name][("B", "others")]}
+                      for name in ("Clarke et al.", "Clarke et al. (extra final phase)")}
 
 CASES = (("A", case_a), ("B", case_b))
 CHUNK = 25
@@ -172,14 +182,19 @@ def run_study(algorithms: Iterable[str] | None = None, runs: int = 1000, seed: i
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
-    """Per algorithm and case: found (A: item 0; B: exactly one / both of 0 and 1) and ranges."""
+    """Per algorithm and case: found (A: item 0; B: exactly one / both of 0 and 1), the ranges of judgments
+    and assessors, items reported per run, and the counts of :data:`PUBLISHED_TEXT` (``others_sd``: the
+    standard deviation across runs of a run's other items)."""
     out = []
     for (name, case), g in df.groupby(["algorithm", "case"], sort=False):
         hits = g.best.map(lambda b: (0 in b) + (1 in b) if case == "B" else int(0 in b))
+        others = g.best.map(len) - hits
         out.append(dict(algorithm=name, case=case, runs=len(g), one=int((hits == 1).sum()),
                         both=int((hits == 2).sum()),
                         judgments=_range(g.judgments), assessors=_range(g.assessors),
-                        mean_reported=g.best.map(len).mean()))
+                        mean_reported=g.best.map(len).mean(), single=int((g.best.map(len) == 1).sum()),
+                        others=int(others.sum()), others_sd=others.std(ddof=0),
+                        item1=int(g.best.map(lambda b: 1 in b).sum()), item2=int(g.best.map(lambda b: 2 in b).sum())))
     return pd.DataFrame(out)
 
 
@@ -212,24 +227,36 @@ def figure_4_1(s: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-PAPER = "Yan thesis, section 4.4 (Figure 4.1)"
-LEVEL = 0.01  # a count disagrees when a two-proportion test against the published count rejects at this level
+PAPER = "Yan thesis, chapter 4 (Figure 4.1, sections 4.1-4.8)"
+LEVEL = 0.01  # a count disagrees when a two-sided test against the published count (of 1,000 runs) rejects at this level
+# the thesis's rows of Figure 4.1 (PARWiS (index order) is this study's variant of the same row)
+THESIS = [name for name in PUBLISHED if name != "PARWiS (index order)"]
+WHAT = {"single": "runs return exactly one item", "item1": "runs return item 1", "item2": "runs return item 2"}
 
 
-def claim_rows(s: pd.DataFrame) -> list[Claim]:
-    """Figure 4.1's counts beside this run's (rows of ``claims.csv``), from :func:`summarize`'s table: per
-    thesis algorithm, Case A's runs finding item 0 and Case B's runs finding one / both of items 0 and 1.
-    A count agrees unless a two-sided two-proportion z-test of this run's share against the published
-    share of 1,000 runs rejects at :data:`LEVEL`."""
+def _share_test(ours: int, runs: int, published: int) -> tuple[str, bool]:
+    """Two-proportion z-test of ``ours`` of ``runs`` against ``published`` of 1,000: (measured, agrees)."""
     from scipy.stats import norm
 
-    def test(ours: int, runs: int, published: int) -> tuple[str, bool]:
-        pooled = (ours + published) / (runs + 1000)
-        se = np.sqrt(pooled * (1 - pooled) * (1 / runs + 1 / 1000))
-        p = 1.0 if se == 0 else float(2 * norm.sf(abs(ours / runs - published / 1000) / se))
-        return f"{ours} of {runs} (p = {p:.2g})", p >= LEVEL
+    pooled = (ours + published) / (runs + 1000)
+    se = np.sqrt(pooled * (1 - pooled) * (1 / runs + 1 / 1000))
+    p = 1.0 if se == 0 else float(2 * norm.sf(abs(ours / runs - published / 1000) / se))
+    return f"{ours:,} of {runs:,} (p = {p:.2g})", p >= LEVEL
 
-    triples = []
+
+def _total_test(ours: int, sd: float, runs: int, published: int) -> tuple[str, bool]:
+    """z-test of a total of items over ``runs`` (per-run sd ``sd``) against ``published`` over 1,000 runs, the
+    published runs taken to vary as ours do: (measured, agrees)."""
+    from scipy.stats import norm
+
+    se = sd * np.sqrt(1 / runs + 1 / 1000)
+    p = 1.0 if se == 0 else float(2 * norm.sf(abs(ours / runs - published / 1000) / se))
+    return f"{ours:,} over {runs:,} runs (p = {p:.2g})", p >= LEVEL
+
+
+def _figure_claims(s: pd.DataFrame) -> list[tuple[str, str, bool]]:
+    """Figure 4.1's counts: per algorithm, Case A's runs finding item 0 and Case B's finding one / both."""
+    out = []
     for name, pub in PUBLISHED.items():
         for case, column, index, what in (("A", "one", 0, "find item 0 in Case A"),
                                           ("B", "one", 3, "find exactly one of items 0 and 1 in Case B"),
@@ -237,7 +264,115 @@ def claim_rows(s: pd.DataFrame) -> list[Claim]:
             row = s[(s.algorithm == name) & (s.case == case)]
             if pub[index] is None or row.empty:
                 continue
-            measured, agrees = test(int(row[column].iat[0]), int(row.runs.iat[0]), pub[index])
-            triples.append((f"{name}: {pub[index]} of 1,000 runs {what}", measured, agrees))
+            measured, agrees = _share_test(int(row[column].iat[0]), int(row.runs.iat[0]), pub[index])
+            out.append((f"{name}: {pub[index]} of 1,000 runs {what}", measured, agrees))
+    return out
+
+
+def _text_claims(s: pd.DataFrame) -> list[tuple[str, str, bool]]:
+    """The counts of the per-algorithm text (:data:`PUBLISHED_TEXT`)."""
+    out = []
+    for name, counts in PUBLISHED_TEXT.items():
+        for (case, column), pub in counts.items():
+            row = s[(s.algorithm == name) & (s.case == case)]
+            if row.empty:
+                continue
+            r = row.iloc[0]
+            if column == "others":
+                best = "item 0" if case == "A" else "items 0 and 1"
+                claim = f"{name}: {pub:,} items other than {best} returned over 1,000 runs in Case {case}"
+                measured, agrees = _total_test(int(r.others), r.others_sd, int(r.runs), pub)
+            else:
+                claim = f"{name}: {pub} of 1,000 {WHAT[column]} in Case {case}"
+                measured, agrees = _share_test(int(r[column]), int(r.runs), pub)
+            out.append((claim, measured, agrees))
+    return out
+
+
+def _discussion_claims(s: pd.DataFrame) -> list[tuple[str, str, bool]]:
+    """Section 4.5 and 4.8's comparisons, when every thesis row ran: the spread of Case A and Case B over
+    the algorithms, SELECT against all and against Clarke et al., and the extra final phase's effect."""
+    if not set(THESIS) <= set(s.algorithm):
+        return []
+    t = s[s.algorithm.isin(THESIS)].set_index(["algorithm", "case"])
+    a = t.xs("A", level="case")
+    b = t.xs("B", level="case")
+    b_any = b.one + b.both
+    out = []
+    for counts, lo, hi, what in ((a.one, 108, 715, "Case A: between 10.8% and 71.5% of runs find the single winner"),
+                                 (b_any, 639, 973, "Case B: between 63.9% and 97.3% of runs find at least one "
+                                                   "of the two winners")):
+        share = counts / t.runs.max()
+        low, high = share.idxmin(), share.idxmax()
+        (m_lo, ok_lo), (m_hi, ok_hi) = (_share_test(int(counts[n]), int(t.runs.max()), p)
+                                        for n, p in ((low, lo), (high, hi)))
+        out.append((f"{what} (the thesis's rows)", f"{share[low]:.1%} ({low}: {m_lo}) to {share[high]:.1%} "
+                    f"({high}: {m_hi})", ok_lo and ok_hi))
+    rest = a.one.drop("SELECT")
+    out.append(("SELECT finds Case A's winner more often than every other algorithm (715 of 1,000)",
+                f"SELECT {a.one['SELECT']:,}, next {rest.idxmax()} {rest.max():,}", bool(a.one["SELECT"] > rest.max())))
+    clarke = ["Clarke et al.", "Clarke et al. (extra final phase)"]
+    out.append(("SELECT finds the winner (Case A) or one of the winners (Case B) more often than Clarke et al.",
+                f"Case A: SELECT {a.one['SELECT']:,}, Clarke et al. {' / '.join(f'{a.one[n]:,}' for n in clarke)}; "
+                f"Case B: {b_any['SELECT']:,} against {' / '.join(f'{b_any[n]:,}' for n in clarke)} (without / "
+                "with the extra phase)", bool(a.one["SELECT"] > a.one[clarke].max() and
+                                              b_any["SELECT"] > b_any[clarke].max())))
+    plain, extra = t.loc[clarke[0]], t.loc[clarke[1]]
+    out.append(("Clarke et al.: with the extra final phase there are fewer ties and incorrect results",
+                "items reported per run " + ", ".join(f"Case {c} {plain.mean_reported[c]:.3f} -> "
+                                                      f"{extra.mean_reported[c]:.3f}" for c in "AB")
+                + "; other items " + ", ".join(f"{plain.others[c]:,} -> {extra.others[c]:,}" for c in "AB"),
+                bool((extra.mean_reported < plain.mean_reported).all() and (extra.others < plain.others).all())))
+    return out
+
+
+def claim_rows(s: pd.DataFrame) -> list[Claim]:
+    """Chapter 4's claims beside this run's (rows of ``claims.csv``), from :func:`summarize`'s table: Figure
+    4.1's counts per algorithm, the per-algorithm text's counts (:data:`PUBLISHED_TEXT`) and, when every thesis
+    row ran, the discussion's comparisons. A count agrees unless a two-sided test of this run's share (or
+    items per run) against the published one of 1,000 runs rejects at :data:`LEVEL`."""
+    triples = _figure_claims(s) + _text_claims(s) + _discussion_claims(s)
     runs = int(s.runs.max()) if len(s) else 0
     return rows("judging-study", PAPER, triples, f"{runs:,} runs per algorithm and case (paper: 1,000)")
+
+
+def plot(s: pd.DataFrame, path: str | Path) -> Path:
+    """Per algorithm, the share of runs finding Case A's winner and one / both of Case B's winners: this run's
+    bars beside the published ones (Figure 4.1), the algorithms beyond the thesis below without."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(figure_4_1(s).algorithm)
+    y = np.arange(len(names))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 0.42 * len(names) + 1.8), sharey=True)
+    for ax, case in zip(axes, "AB"):
+        part = s[s.case == case].set_index("algorithm").reindex(names)
+        pub = pd.DataFrame([PUBLISHED.get(n, (None,) * 7) for n in names], index=names).iloc[:, [0, 3, 4]]
+        pub.columns = ["one_a", "one", "both"]
+        ours = [part.one / part.runs, part.both / part.runs] if case == "B" else [part.one / part.runs]
+        theirs = [pub.one / 1000, pub.both / 1000] if case == "B" else [pub.one_a / 1000]
+        labels = ["one winner", "both winners"] if case == "B" else ["the winner"]
+        for offset, values, alpha, who in ((-0.2, ours, 1.0, "this run"), (0.2, theirs, 0.4, "published")):
+            left = np.zeros(len(names))
+            for k, (v, label) in enumerate(zip(values, labels)):
+                v = v.astype(float).fillna(0).to_numpy()
+                ax.barh(y + offset, v, height=0.38, left=left, color=f"C{k}", alpha=alpha,
+                        label=f"{label}, {who}")
+                left += v
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("share of runs")
+        ax.set_title(f"Case {case}: runs finding " + ("one / both winners (items 0, 1)" if case == "B"
+                                                     else "the winner (item 0)"), fontsize="medium")
+        ax.grid(axis="x", alpha=0.3)
+        ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.07), ncol=2)
+    axes[0].set_yticks(y, [n + ("" if n in PUBLISHED else " *") for n in names], fontsize="small")
+    axes[0].invert_yaxis()
+    runs = int(s.runs.max())
+    fig.suptitle(f"Yan thesis Figure 4.1: {runs:,} runs per algorithm and case (dark) beside the published "
+                 "1,000 (light); * beyond the thesis", fontsize="medium")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return Path(path)
