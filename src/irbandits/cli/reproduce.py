@@ -33,6 +33,7 @@ from irbandits.studies.claims import (
     Claim,
     collect,
     counts,
+    fill_doc,
     write_claims,
 )
 from irbandits.studies.claims import markdown as to_markdown
@@ -50,6 +51,9 @@ def studies(
                              "claims.csv down to two levels below; default: here, where the studies write)"),
     markdown: bool = typer.Option(False, "--markdown", help="with --summary: also print each study's claims "
                                   "as the markdown table of its REPRODUCTION.md section"),
+    update_doc: Optional[Path] = typer.Option(None, "--update-doc", help="with --summary: write each study's "
+                                              "claims table into this document between its "
+                                              "'<!-- NAME:claims:begin/end -->' lines"),
 ) -> None:
     """List the studies when no NAME is given; with --summary, their claims."""
     if ctx.invoked_subcommand is not None:
@@ -67,11 +71,17 @@ def studies(
                   f"{table.study.nunique()} studies run, {n[NOT_RUN]} not run", markup=False)
     for name, path in files.items():
         console.print(f"{name}: {path}", markup=False)
+    rows = [Claim(*r) for r in table[table.verdict != NOT_RUN][list(COLUMNS)].itertuples(index=False)]
     if markdown:
-        for name, part in table[table.verdict != NOT_RUN].groupby("study", sort=False):
-            rows = [Claim(*r) for r in part[list(COLUMNS)].itertuples(index=False)]
-            console.print(f"\n{name} ({rows[0].paper}; {rows[0].scale})\n\n{to_markdown(rows)}", markup=False,
+        for name in dict.fromkeys(r.study for r in rows):
+            part = [r for r in rows if r.study == name]
+            console.print(f"\n{name} ({part[0].paper}; {part[0].scale})\n\n{to_markdown(part)}", markup=False,
                           soft_wrap=True)
+    if update_doc is not None:
+        check_file(update_doc, "--update-doc")
+        update_doc.write_text(fill_doc(update_doc.read_text(), rows))
+        console.print(f"wrote the claims tables of {len({r.study for r in rows})} studies into {update_doc}",
+                      markup=False)
 
 
 def _study(name: str):
@@ -115,7 +125,8 @@ def judging_study(
     backend: str = BACKEND,
     address: Optional[str] = ADDRESS,
     out: Optional[Path] = typer.Option(None, help="also write every run: .csv, .tsv, .parquet or .json"),
-    claims: Path = typer.Option(Path("reproduce-judging-study"), help="folder of the claims table claims.csv"),
+    claims: Path = typer.Option(Path("reproduce-judging-study"), help="output folder: claims.csv and the figure "
+                                "judging-study.png"),
 ) -> None:
     module = get_study("judging-study").load()
     if out is not None:
@@ -129,7 +140,11 @@ def judging_study(
     summary = module.summarize(df)
     console.print(make_table(module.figure_4_1(summary), f"Figure 4.1 reproduced: ours ({runs} runs per row) and, "
                              "in brackets, published (1,000 runs)"))
-    console.print(f"wrote {write_claims(module.claim_rows(summary), claims)}", markup=False)
+    rows = module.claim_rows(summary)
+    console.print(to_markdown(rows, "thesis (chapter 4)"), markup=False, soft_wrap=True)
+    claims.mkdir(parents=True, exist_ok=True)
+    console.print(f"wrote {module.plot(summary, claims / 'judging-study.png')} and {write_claims(rows, claims)}",
+                  markup=False)
 
 
 @_study("judging-replay")
@@ -139,15 +154,24 @@ def judging_replay(
                                                     "items the recorded judgments name"),
     runs: int = typer.Option(100, min=1, help="replays"),
     seed: int = typer.Option(0, help="master seed"),
-    claims: Path = typer.Option(Path("reproduce-judging-replay"), help="folder of the claims table claims.csv"),
+    claims: Path = typer.Option(Path("reproduce-judging-replay"), help="output folder: claims.csv and the "
+                                "figure judging-replay-sets.png"),
 ) -> None:
     check_dir(data, "--data")
     check_output(claims, "--claims", directory=True)
-    study = get_study("judging-replay")
-    table, pools = study.run(data=data, qrels=qrels and check_file(qrels, "--qrels"), runs=runs, seed=seed)
-    console.print(make_table(table, f"{runs} replays on {pools} pools: share = topics whose replayed best set "
-                                f"shares an item with the released one; same = identical sets"))
-    console.print(f"wrote {write_claims(study.load().claim_rows(table, pools, runs), claims)}", markup=False)
+    module = get_study("judging-replay").load()
+    result = module.run_study(data=data, qrels=qrels and check_file(qrels, "--qrels"), runs=runs, seed=seed)
+    console.print(make_table(result["sets"], "the released best sets (thesis 5.3); recomputed = topics where "
+                             "scoring the set's final phases in the judgments gives the released set"))
+    console.print(make_table(result["agreement"], "two released sets: topics sharing a best passage, passages "
+                             "in both"))
+    console.print(make_table(result["replay"], f"{runs} replays on {result['replay_pools']} pools: share = topics "
+                             "whose replayed best set shares an item with the released one; same = identical sets"))
+    rows = module.claim_rows(result)
+    console.print(to_markdown(rows, "thesis (sections 5.1, 5.3)"), markup=False, soft_wrap=True)
+    claims.mkdir(parents=True, exist_ok=True)
+    console.print(f"wrote {module.plot(result, claims / 'judging-replay-sets.png')} and {write_claims(rows, claims)}",
+                  markup=False)
 
 
 @_study("pruning-survival")

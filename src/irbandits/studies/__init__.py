@@ -5,7 +5,7 @@ Every study module has a ``run_study`` function; :data:`STUDIES` names them. Mod
 only when a study runs.
 
 >>> list_studies().name.tolist()
-['best-item-study', 'judging-study', 'judging-replay', 'pruning-survival', 'winner-notions', 'pooling-losada', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
+['best-item-study', 'judging-study', 'judging-replay', 'pruning-survival', 'winner-notions', 'pooling-losada', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'mergerucb-scaling', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ STUDIES = Registry("study", [
           "random-label baseline", "best_item_study"),
     Study("judging-study", "Thesis Figure 4.1: every judging algorithm on Case A and Case B, beside the "
           "published values", "judging_study"),
-    Study("judging-replay", "Replay the top-k process on the recorded crowd judgments; agreement with "
-          "Set I / Combined", "judging_replay"),
+    Study("judging-replay", "Thesis 5.3: the released Set I, II, III and Combined best items recomputed from the "
+          "crowd judgments, their agreement, and replays of the top-k process", "judging_replay"),
     Study("pruning-survival", "Thesis Figure 3.1: the chance a Borda winner survives a pruning phase, the formula "
           "against the top-k process", "pruning_survival"),
     Study("winner-notions", "Thesis 7.1: how often K-ranker subsets of MSLR have a Condorcet winner, C and L_C, "
@@ -64,6 +64,9 @@ STUDIES = Registry("study", [
           "rucb_vs_savage", online=True),
     Study("rcs-vs-rucb", "Thesis ch. 5: RCS against RUCB on 10-armed MSLR problems (alpha = 0.501) and the "
           "alpha = 0.1 stability test", "rcs_vs_rucb", online=True),
+    Study("mergerucb-scaling", "Thesis ch. 6: mergeRUCB against RUCB, RCS, SAVAGE and BTM on K = 10-130 MSLR "
+          "rankers, two click models, the (p, alpha) grid, and NP2004 clicks against the proxy", "mergerucb_scaling",
+          online=True),
     Study("ccb-copeland", "Thesis ch. 7: CCB, SCB, Copeland SAVAGE, PBR, RankEl and RUCB on a 5-arm "
           "non-Condorcet, a 500-arm and a Condorcet problem", "ccb_copeland", online=True),
     Study("multileaving", "MergeDTS paper 6.6: MergeDTS with probabilistic interleaving against multileaving "

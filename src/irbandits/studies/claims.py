@@ -4,7 +4,9 @@ which scale, and whether the two agree.
 Every study writes its rows to ``claims.csv`` beside its report and figures (:func:`write_claims`);
 ``irbandits reproduce --summary`` reads them all back (:func:`collect`) and prints one table; a
 study's report, and the claims table of its section of ``REPRODUCTION.md``, is :func:`markdown` of
-the same rows.
+the same rows: the published runs' files are kept in ``docs/claims/<study>/claims.csv`` and
+``irbandits reproduce --summary --out docs/claims --update-doc REPRODUCTION.md`` writes their tables into
+the document (:func:`fill_doc`).
 
 >>> rows = claim_rows("mergedts-cycles", "MergeDTS paper, section 6.4",
 ...                   [("MergeDTS converges", "10 / 10 runs", True)], scale(10**6, 10, "10^7 x 100"))
@@ -102,6 +104,41 @@ def markdown(rows: Sequence[Claim], header: str = "paper's claim") -> str:
     verdict in bold."""
     lines = [f"| {header} | this run | |", "|---|---|---|"]
     return "\n".join(lines + [f"| {r.claim} | {r.measured} | **{r.verdict}** |" for r in rows])
+
+
+def markers(study: str) -> tuple[str, str]:
+    """The lines around ``study``'s claims table in ``REPRODUCTION.md``."""
+    return f"<!-- {study}:claims:begin -->", f"<!-- {study}:claims:end -->"
+
+
+def doc_table(rows: Sequence[Claim]) -> str:
+    """One study's claims table as ``REPRODUCTION.md`` holds it: :func:`markdown` of ``rows`` between the
+    study's :func:`markers`."""
+    begin, end = markers(rows[0].study)
+    return f"{begin}\n{markdown(rows)}\n{end}"
+
+
+def fill_doc(text: str, rows: Sequence[Claim]) -> str:
+    r"""``text`` (``REPRODUCTION.md``) with each study's claims table, :func:`markdown` of its ``rows``,
+    between its :func:`markers`; a study of ``rows`` whose markers are not there once each is an error.
+
+    >>> row = Claim("s", "it converges", "p", "10 / 10", "10^6", AGREES)
+    >>> print(fill_doc("intro\n<!-- s:claims:begin -->\nold\n<!-- s:claims:end -->\n", [row]))
+    intro
+    <!-- s:claims:begin -->
+    | paper's claim | this run | |
+    |---|---|---|
+    | it converges | 10 / 10 | **agrees** |
+    <!-- s:claims:end -->
+    <BLANKLINE>
+    """
+    for study in dict.fromkeys(r.study for r in rows):
+        begin, end = markers(study)
+        if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+            raise IrbanditsError(f"the document has no single '{begin}' ... '{end}' pair for the claims of {study}")
+        head, rest = text.split(begin)
+        text = f"{head}{doc_table([r for r in rows if r.study == study])}{rest.split(end, 1)[1]}"
+    return text
 
 
 def find(root: str | Path, depth: int = 2) -> list[Path]:

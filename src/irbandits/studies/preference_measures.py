@@ -20,7 +20,7 @@ import pandas as pd
 from irbandits.io import read_judgments, read_qrels, read_runs
 from irbandits.measures import evaluate, mean_over_topics
 from irbandits.measures.correlation import compare
-from irbandits.studies.claims import Claim, markdown
+from irbandits.studies.claims import Claim, doc_table
 from irbandits.studies.claims import claim_rows as rows
 
 BEGIN, END = "<!-- preference-measures:begin -->", "<!-- preference-measures:end -->"
@@ -183,7 +183,7 @@ on all runs {s['evaluate']:.1f} s, the comparisons {s['compare']:.1f} s.
 
 The thesis's claim, as in `claims.csv`:
 
-{markdown(claim_rows(study), "thesis (2.3, 5.4)")}
+{doc_table(claim_rows(study))}
 
 What the thesis reports and whether it agrees:
 
