@@ -151,20 +151,24 @@ def _select(st, rng):
 
 
 @njit(cache=True, inline="always")
+def _test_candidate(I, in_n, ln, info, mins, slack, x):
+    """Arm x (outside L_R and L_N) joins L_N if I_x - min I <= ``slack``; else it may lower mins[1],
+    the bound on the I of the arms left out."""
+    if I[x] - mins[0] <= slack:
+        in_n[x] = True
+        ln[info[_NLN]] = x
+        info[_NLN] += 1
+    elif I[x] < mins[1]:
+        mins[1] = I[x]
+
+
+@njit(cache=True, inline="always")
 def _add_candidates(I, in_r, in_n, ln, info, mins, slack):
     """L_N <- L_N + {j not in L_R, not in L_N : I_j - J* <= slack}; mins[1] = min I over the rest."""
-    rest = np.inf
-    n = info[_NLN]
+    mins[1] = np.inf
     for j in range(I.shape[0]):
         if not in_r[j] and not in_n[j]:
-            if I[j] - mins[0] <= slack:
-                in_n[j] = True
-                ln[n] = j
-                n += 1
-            elif I[j] < rest:
-                rest = I[j]
-    info[_NLN] = n
-    mins[1] = rest
+            _test_candidate(I, in_n, ln, info, mins, slack, j)
 
 
 @njit(cache=True, inline="always")
@@ -202,12 +206,7 @@ def _candidates_after_duel(I, in_r, in_n, ln, info, mins, slack, c, d, l):
         x = lo if k == 0 else (mid if k == 1 else hi)
         if (k == 1 and x == lo) or (k == 2 and (x == mid or x == lo)) or in_r[x] or in_n[x]:
             continue
-        if I[x] - mins[0] <= slack:
-            in_n[x] = True
-            ln[info[_NLN]] = x
-            info[_NLN] += 1
-        elif I[x] < mins[1]:
-            mins[1] = I[x]
+        _test_candidate(I, in_n, ln, info, mins, slack, x)
 
 
 @njit(cache=True, inline="always")
@@ -263,12 +262,7 @@ def rmed_update(W, t, C, I, nopp, lc, ln, info, in_r, in_n, mins, fk, c, d, c_wo
     # unless some I changed, only the arm l just released from L_R and a grown log t can add
     # candidates.
     if not changed:
-        if I[l] - mins[0] <= slack:
-            in_n[l] = True
-            ln[info[_NLN]] = l
-            info[_NLN] += 1
-        elif I[l] < mins[1]:
-            mins[1] = I[l]
+        _test_candidate(I, in_n, ln, info, mins, slack, l)
         if mins[1] - mins[0] <= slack:
             _add_candidates(I, in_r, in_n, ln, info, mins, slack)
     else:
