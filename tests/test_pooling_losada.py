@@ -95,3 +95,37 @@ def test_command_writes_claims_csv(tmp_path):
     assert {r.verdict for r in rows} <= {AGREES, DISAGREES}
     assert all(r.scale.startswith("depth 10: 3 topics x 63 runs; 2 repetitions") for r in rows)
     assert (out / "pooling-losada.png").stat().st_size > 10_000 and (out / "table-10.csv").exists()
+
+
+def test_judged_only_pools_drop_exactly_the_unjudged_documents():
+    runs, qrels = read_runs(DL21 / "runs"), read_qrels(DL21 / "qrels.txt")
+    full = pl.topic_pools(runs, qrels, 100, topics=TOPICS)
+    judged = pl.topic_pools(runs, qrels, 100, topics=TOPICS, judged_only=True)
+    for t, p in full.items():
+        j = judged[t]
+        assessed = set(qrels.docno[qrels.topic == t])
+        assert set(j.docnos) == set(p.docnos) & assessed and j.unjudged(qrels) == 0 < p.unjudged(qrels)
+        # every run keeps its judged documents in rank order, ranks closed up
+        for r in range(len(p.runs)):
+            kept = [d for d in p.docnos[p.ranked[r, : p.length[r]]] if d in assessed]
+            assert j.docnos[j.ranked[r, : j.length[r]]].tolist() == kept
+        # no relevant document is lost, at any grade
+        for g in (1, 3):
+            assert j.relevance(qrels, g).sum() == p.relevance(qrels, g).sum()
+
+
+def test_command_passes_judged_only_and_relevant_grade(tmp_path):
+    out = tmp_path / "judged"
+    args = ["--topics", "2", "--repetitions", "1", "--depth", "100", "--data", DL21, "--out", out]
+    result = run_cli("reproduce", "pooling-losada", "--judged-only", "--relevant-grade", "3", *args)
+    assert result.exit_code == 0, result.output
+    rows = read_claims(out)
+    assert all(r.scale.startswith("depth 100: 2 topics x 63 runs, judged documents only, relevant: grade >= 3;")
+               for r in rows)
+    # the claims are checked at a tenth of the paper's levels, and the table reports them
+    assert rows[0].measured.startswith("depth 100: ") and "(after 10: MTF " in rows[0].measured
+    table = pd.read_csv(out / "table-100.csv", index_col=0)
+    assert list(table.columns) == [*map(str, pl.JUDGED_LEVELS[100]), "all"]
+    runs, qrels = read_runs(DL21 / "runs"), read_qrels(DL21 / "qrels.txt")
+    pools = pl.topic_pools(runs, qrels, 100, topics=2, judged_only=True)
+    assert np.isclose(table.loc["DocID", "all"], np.mean([p.relevance(qrels, 3).sum() for p in pools.values()]))

@@ -228,6 +228,10 @@ def pooling_losada(
     depth: Optional[list[int]] = typer.Option(None, "--depth", help="pool depth (repeat); default 100 (the "
                                               "paper's) and 10 (the pool the qrels judge whole)"),
     topics: Optional[int] = typer.Option(None, min=1, help="only the first N judged topics (default all 53)"),
+    relevant_grade: float = typer.Option(1, "--relevant-grade", help="the lowest qrels grade counted relevant"),
+    judged_only: bool = typer.Option(False, "--judged-only", help="pool only the documents the qrels judge "
+                                     "(each run condensed to them), so every pool is judged whole as in the "
+                                     "paper; claims at a tenth of the paper's levels at depth 100"),
     data: Path = typer.Option(Path("../shared/data/trec-dl-2021-passage"), help="folder of runs/ and qrels.txt"),
     out: Path = typer.Option(Path("reproduce-pooling-losada"), help="output directory: curves.csv, table-DEPTH.csv, "
                              "the figure and claims.csv"),
@@ -236,7 +240,7 @@ def pooling_losada(
     check_output(out, "--out", directory=True)
     module = get_study("pooling-losada").load()
     result = module.run_study(depths=depth or module.DEPTHS, repetitions=repetitions, seed=seed, topics=topics,
-                              data=data)
+                              relevant_grade=relevant_grade, judged_only=judged_only, data=data)
     out.mkdir(parents=True, exist_ok=True)
     result.curves.to_csv(out / "curves.csv", index=False)
     console.print(make_table(result.pools, "the pools (unjudged documents count as non-relevant)"))

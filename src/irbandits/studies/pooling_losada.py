@@ -24,6 +24,11 @@ Where DL-2021 differs from the paper's collections (Table 1 there):
 * relevance is graded (0-3); grade >= 1 counts as relevant (``relevant_grade``), the TREC DL convention
   for binary measures. There are 63 automatic runs (TREC 5-8: 31-101, up to 24 manual) and 53 topics.
 
+``judged_only`` keeps only the documents the qrels judge in every run and pool (each run condensed to
+its judged documents, ranks closed up), so every pool is judged whole, as the paper's were; a depth-100
+pool then holds 172.4 documents per topic (80-266), so its claims are checked at a tenth of the paper's
+levels (:data:`JUDGED_LEVELS`), the same share of a TREC8 pool (1,736.6 documents per topic).
+
 Claims are checked at the paper's judgment levels 100, 300, ..., 1100 at depth 100 (and 10, 20, 50, 100
 at depth 10, given beside): "consistently" / "clearly" as "at every level", a plain "is the best" /
 "outperforms" as "at most levels" (more than half), as Tables 2 and 3 themselves are not uniform. The
@@ -66,6 +71,7 @@ TABLE2 = ("MTF", "BLA", "MM", "Random", "UCB1-Tuned", "eps-greedy")  # section 3
 TABLE3 = ("MTF", "BLA", "BLA-NS", "MM", "MM-NS")  # section 3.3, Table 3
 DEPTHS = (100, 10)
 LEVELS = {100: (100, 300, 500, 700, 900, 1100), 10: (10, 20, 50, 100)}  # judgments at which claims are checked
+JUDGED_LEVELS = {100: (10, 30, 50, 70, 90, 110), 10: LEVELS[10]}  # the levels of judged-only pools
 PAPER_LEVELS = (100, 300, 500, 700, 900, 1100, 2000)
 PAPER = "Losada, Parapar & Barreiro, SAC 2016 (seed 003), sections 3.1-4, Figure 1, Tables 2-3"
 # Table 2 and 3 of the paper, TREC8 (Figure 1 shows TREC8 too): relevant found after 100 ... 2000 judgments
@@ -85,11 +91,19 @@ TREC8 = {
 class Result:
     """``curves``: depth, method, judgments (1 .. the largest pool), found (mean over topics of the mean
     over repetitions; a topic past its pool counts with all its relevant documents). ``pools``: per depth,
-    topics, runs, the pool sizes, unjudged and relevant documents. ``repetitions`` of the random methods."""
+    topics, runs, the pool sizes, unjudged and relevant documents. ``repetitions`` of the random methods;
+    ``judged_only`` and ``relevant_grade`` as :func:`run_study` was given them."""
 
     curves: pd.DataFrame
     pools: pd.DataFrame
     repetitions: int
+    judged_only: bool = False
+    relevant_grade: float = 1
+
+    @property
+    def levels(self) -> dict:
+        """The judgment levels at which the claims are checked, per depth."""
+        return JUDGED_LEVELS if self.judged_only else LEVELS
 
     def found(self, depth: int, at) -> pd.DataFrame:
         """Methods (rows) by judgment counts ``at`` (columns) at ``depth``."""
@@ -100,6 +114,33 @@ class Result:
         return pd.DataFrame({n: wide[min(n, top)] for n in at}, index=wide.index)
 
 
+def judged_documents(pool, qrels: pd.DataFrame):
+    """``pool`` with only the documents the qrels judge for its topic: each run keeps its judged documents
+    in rank order, ranks closed up (a run left with none is exhausted from the start)."""
+    from irbandits.pooling.pools import TopicPool
+
+    keep = np.isin(pool.docnos, qrels.docno[qrels.topic == pool.topic].to_numpy())
+    index = np.cumsum(keep) - 1
+    ranked = np.full(pool.ranked.shape, -1, np.int64)
+    for r, row in enumerate(pool.ranked):
+        docs = row[row >= 0]
+        docs = index[docs[keep[docs]]]
+        ranked[r, : len(docs)] = docs
+    return TopicPool(pool.topic, pool.docnos[keep], pool.runs, ranked)
+
+
+def topic_pools(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, topics: int | None = None,
+                judged_only: bool = False) -> dict:
+    """The depth-``depth`` pools of the first ``topics`` judged topics (:func:`judged_documents` of each
+    with ``judged_only``)."""
+    from irbandits.pooling import depth_pools
+    from irbandits.pooling.pools import judged_pools
+
+    pools = judged_pools(depth_pools(runs, depth), qrels)
+    pools = {t: pools[t] for t in sorted(pools)[:topics]}
+    return {t: judged_documents(p, qrels) for t, p in pools.items()} if judged_only else pools
+
+
 def run_study(
     depths=DEPTHS,
     repetitions: int = 100,
@@ -107,22 +148,21 @@ def run_study(
     topics: int | None = None,
     methods=METHODS,
     relevant_grade: float = 1,
+    judged_only: bool = False,
     data: str | Path = "../shared/data/trec-dl-2021-passage",
 ) -> Result:
     """Every method of ``methods`` on the depth-k pools of the DL-2021 runs for each k of ``depths``
-    (``topics``: only the first that many judged topics in topic order), ``repetitions`` seeded
+    (``topics``: only the first that many judged topics in topic order; ``judged_only``: only the judged
+    documents, :func:`judged_documents`), grade >= ``relevant_grade`` relevant, ``repetitions`` seeded
     repetitions of each random method (paired across methods, :func:`simulate_pools`)."""
     from irbandits.io import read_qrels, read_runs
-    from irbandits.pooling import depth_pools
-    from irbandits.pooling.pools import judged_pools
     from irbandits.pooling.simulate import found_at, simulate_pools
 
     data = Path(data)
     runs, qrels = read_runs(data / "runs"), read_qrels(data / "qrels.txt")
     curves, stats = [], []
     for depth in depths:
-        pools = judged_pools(depth_pools(runs, depth), qrels)
-        pools = {t: pools[t] for t in sorted(pools)[:topics]}
+        pools = topic_pools(runs, qrels, depth, topics, judged_only)
         relevance = {t: p.relevance(qrels, relevant_grade) for t, p in pools.items()}
         sizes = np.array([p.size for p in pools.values()])
         stats.append(
@@ -143,7 +183,7 @@ def run_study(
             sim = simulate_pools(pools, relevance, [method], repetitions=repetitions, seed=seed)
             mean = found_at(sim, grid).drop(columns="all").iloc[0].to_numpy()
             curves.append(pd.DataFrame(dict(depth=depth, method=method, judgments=grid, found=mean)))
-    return Result(pd.concat(curves, ignore_index=True), pd.DataFrame(stats), repetitions)
+    return Result(pd.concat(curves, ignore_index=True), pd.DataFrame(stats), repetitions, judged_only, relevant_grade)
 
 
 # ----- the claims ------------------------------------------------------------------------------------
@@ -248,7 +288,7 @@ def claim_rows(result: Result) -> list[Claim]:
     """The paper's claims method by method, each checked at depth 100 (the verdict) and depth 10 (in the
     measured text), at the levels of :data:`LEVELS`."""
     depths = list(result.pools.depth)
-    checks = {d: _checks(result.found(d, [n for n in LEVELS.get(d, PAPER_LEVELS[:6])])) for d in depths}
+    checks = {d: _checks(result.found(d, list(result.levels.get(d, PAPER_LEVELS[:6])))) for d in depths}
     main = 100 if 100 in depths else depths[0]
     triples = []
     for i, claim in enumerate(CLAIMS):
@@ -260,6 +300,10 @@ def claim_rows(result: Result) -> list[Claim]:
         triples.append((claim, text, holds))
     p = result.pools.set_index("depth")
     about = ", ".join(f"depth {d}: {p.loc[d, 'topics']} topics x {p.loc[d, 'runs']} runs" for d in depths)
+    if result.judged_only:
+        about += ", judged documents only"
+    if result.relevant_grade != 1:
+        about += f", relevant: grade >= {result.relevant_grade:g}"
     return rows(
         "pooling-losada",
         PAPER,
@@ -271,8 +315,11 @@ def claim_rows(result: Result) -> list[Claim]:
 
 def table(result: Result, depth: int) -> pd.DataFrame:
     """The paper's Tables 2 and 3 at ``depth``: mean relevant found after the paper's judgment levels
-    (depth 100) or 10, 20, 50, 100 (depth 10), and ``all``."""
-    at = list(PAPER_LEVELS) if depth >= 100 else list(LEVELS[10])
+    (depth 100) or 10, 20, 50, 100 (depth 10; judged-only pools: :data:`JUDGED_LEVELS`), and ``all``."""
+    if result.judged_only:
+        at = list(JUDGED_LEVELS.get(depth, LEVELS[10]))
+    else:
+        at = list(PAPER_LEVELS) if depth >= 100 else list(LEVELS[10])
     t = result.found(depth, at)
     t.columns = [str(n) for n in at]
     t["all"] = result.found(depth, [10**9]).iloc[:, 0]
