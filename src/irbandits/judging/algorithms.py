@@ -15,7 +15,7 @@ budget) and a numpy ``Generator``, and returns the item(s) it would report as be
   match, majority advances (ties at random); :func:`top_k`: their TOP, SELECT in ``k`` groups and
   a heap of group winners, SELECT replayed in the extracted winner's group.
 - :func:`active_ranking`: Heckel et al.'s active ranking in the LUCB form of their code (Borda
-  estimates against uniformly random opponents, delta = 0.1).
+  estimates against uniformly random opponents, confidence sqrt(3 / (2 n)) as that code returns it).
 - :func:`parwis`: Sheth & Rajkumar's PARWiS as in their code: a K - 1 judgment winner-stays
   chain, then the top item against the item whose judgment would most disrupt the Rank
   Centrality scores (L2, weighted by the estimated outcome probabilities), updated exactly.
@@ -182,11 +182,13 @@ def top_k(oracle: Oracle, rng: np.random.Generator, k: int = 2, m: int = 5) -> l
 
 
 # ----- Active Ranking ------------------------------------------------------------------------------
-def active_ranking(oracle: Oracle, rng: np.random.Generator, k: int = 1, delta: float = 0.1) -> list[int]:
-    """Heckel et al.'s active ranking, LUCB form: Borda estimates tau_i from judgments against
-    uniformly random opponents, confidence sqrt(ln(125 K ln(1.12 n) / delta) / (2 n)); each round
-    judges the least certain of the top ``k`` and the most promising of the rest; stops when they
-    separate or the budget ends. Returns the ``k`` highest estimates."""
+def active_ranking(oracle: Oracle, rng: np.random.Generator, k: int = 1) -> list[int]:
+    """Heckel et al.'s active ranking, LUCB form (``LUCB_ranking`` of their notebook, which the thesis
+    ran): Borda estimates tau_i from judgments against uniformly random opponents, confidence
+    sqrt(3 / (2 n)) after n judgments of the item (the code computes a LIL bound from delta but
+    returns this, so the thesis's delta = 0.1 has no effect); each round judges the least certain of
+    the top ``k`` and the most promising of the rest; stops when they separate or the budget ends.
+    Returns the ``k`` highest estimates."""
     K = len(oracle.P)
     wins, n = np.zeros(K), np.zeros(K)
 
@@ -201,7 +203,7 @@ def active_ranking(oracle: Oracle, rng: np.random.Generator, k: int = 1, delta: 
             judge(i)
         while True:
             tau = wins / n
-            conf = np.sqrt(np.log(125 * K * np.log(1.12 * n) / delta) / (2 * n))
+            conf = np.sqrt(1.5 / n)
             top = np.lexsort((rng.random(K), -tau))[:k]
             rest = np.setdiff1d(np.arange(K), top)
             h = top[np.argmin((tau - conf)[top])]
