@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from helpers import DATA, run_cli
 
+from irbandits.errors import IrbanditsError
 from irbandits.io import read_qrels, read_runs
 from irbandits.pooling import depth_pools
 from irbandits.pooling.pools import judged_pools
@@ -129,3 +130,64 @@ def test_command_passes_judged_only_and_relevant_grade(tmp_path):
     runs, qrels = read_runs(DL21 / "runs"), read_qrels(DL21 / "qrels.txt")
     pools = pl.topic_pools(runs, qrels, 100, topics=2, judged_only=True)
     assert np.isclose(table.loc["DocID", "all"], np.mean([p.relevance(qrels, 3).sum() for p in pools.values()]))
+
+
+def test_per_topic_means_give_the_curves_and_the_paired_tests(small):
+    runs, qrels = read_runs(DL21 / "runs"), read_qrels(DL21 / "qrels.txt")
+    pools = judged_pools(depth_pools(runs, 10), qrels)
+    t = small.per_topic[(small.per_topic.depth == 10) & (small.per_topic.method == "DocID")]
+    for topic in sorted(pools)[:TOPICS]:
+        # DocID's count after n judgments is the cumulated relevance in docno order (the total past the pool)
+        rel = np.cumsum(pools[topic].relevance(qrels, 1))
+        row = t[t.topic == topic]
+        assert row.judgments.tolist() == list(pl.LEVELS[10])
+        assert row.found.tolist() == [rel[min(n, len(rel)) - 1] for n in pl.LEVELS[10]]
+    tests = pl.paired(small, 100)
+    assert list(tests.columns) == ["depth", "a", "b", "level", "mean_a", "mean_b", "p"]
+    assert list(dict.fromkeys(zip(tests.a, tests.b))) == list(pl.PAIRS) and len(tests) == 6 * 6
+    # the per-topic means average to the study's curves
+    found = small.found(100, list(pl.LEVELS[100]))
+    for _, r in tests.iterrows():
+        assert np.isclose(r.mean_a, found.loc[r.a, r.level]) and np.isclose(r.mean_b, found.loc[r.b, r.level])
+    assert ((tests.p > 0) & (tests.p <= 1)).all()
+
+
+def test_paired_wilcoxon_on_known_differences():
+    # MoffatC ahead of MM on all 10 topics after 10 judgments: the exact two-sided p is 2 / 2**10;
+    # equal everywhere after 20 and more: p = 1. Pairs without both methods are left out.
+    rows = [dict(depth=10, method=m, topic=f"t{k}", judgments=n, found=k + (m == "MoffatC" and n == 10) * (1 + k))
+            for m in ("MoffatC", "MM") for k in range(10) for n in pl.LEVELS[10]]
+    result = pl.Result(pd.DataFrame(), pd.DataFrame(), 1, per_topic=pd.DataFrame(rows))
+    tests = pl.paired(result, 10)
+    assert set(zip(tests.a, tests.b)) == {("MoffatC", "MM")} and tests.level.tolist() == list(pl.LEVELS[10])
+    assert np.isclose(tests.p[0], 2 / 2**10) and (tests.p[1:] == 1).all()
+    assert tests.mean_a[0] == 4.5 + 5.5 and tests.mean_b[0] == 4.5
+
+
+def test_run_subsets_by_team_and_at_random():
+    names = read_runs(DL21 / "runs").run.unique()
+    teams = {pl.team(n) for n in names}
+    assert len(names) == 63 and len(teams) == 17 and pl.team("uogTrPC") == "uog" and pl.team("ielab-TILDEv2") == "ielab"
+    per_team = pl.select_runs(names, one_per_team=True, seed=0)
+    assert len(per_team) == 17 and {pl.team(n) for n in per_team} == teams
+    assert pl.select_runs(names, one_per_team=True, seed=0) == per_team != pl.select_runs(names, one_per_team=True, seed=1)
+    drawn = pl.select_runs(names, 17, seed=0)
+    assert len(set(drawn)) == 17 and set(drawn) <= set(names) and drawn == sorted(drawn)
+    assert len(pl.select_runs(names, 5, one_per_team=True)) == 5 and pl.select_runs(names) == sorted(names)
+    with pytest.raises(IrbanditsError, match="cannot draw 18 of 17 runs"):
+        pl.select_runs(names, 18, one_per_team=True)
+
+
+def test_command_pools_a_subset_and_writes_the_paired_tests(tmp_path):
+    out = tmp_path / "subset"
+    args = ["--topics", "2", "--repetitions", "1", "--depth", "10", "--data", DL21, "--out", out]
+    result = run_cli("reproduce", "pooling-losada", "--one-per-team", "--runs-seed", "2", "--also",
+                     "MM-NS:propagate=0", *args)
+    assert result.exit_code == 0, result.output
+    rows = read_claims(out)
+    assert all(r.scale.startswith("depth 10: 2 topics x 17 runs, 17 of the 63 runs (one per team) drawn with seed 2;")
+               for r in rows)
+    # the extra method is tabulated beside the study's, and the claims are the study's 15
+    assert pd.read_csv(out / "table-10.csv", index_col=0).index[-1] == "MM-NS:propagate=0" and len(rows) == 15
+    tests = pd.read_csv(out / "paired-10.csv")
+    assert len(tests) == len(pl.PAIRS) * len(pl.LEVELS[10]) and "paired Wilcoxon tests" in result.output

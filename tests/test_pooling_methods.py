@@ -120,6 +120,36 @@ def test_mm_ns_reinitialises_counts_where_mm_remembers():
     assert mm.next() == "f" and ns.next() == "g"
 
 
+def test_mm_ns_without_propagation_credits_only_the_run_played():
+    # c is retrieved by x (rank 3), y (rank 1) and z (rank 2)
+    pool = pool_of({"w": "ef", "x": "abc", "y": "cg", "z": "hc"})
+    on, off = get_method("MM-NS")(pool), get_method("MM-NS")(pool, rate=0.5, propagate=0)
+    for m in (on, off):
+        assert drive(m, "", steps=1) == "e" and m.next() == "a"     # w played e; all tie at 1/2: x offers a
+        m.judge("c", True)                                           # out of turn: no run was played
+    assert counts(on) == ([0, 1, 1, 1], [1, 1, 1, 1])                # every run that retrieved c
+    assert counts(off) == ([0, 0, 0, 0], [1, 0, 0, 0])               # no run
+    assert off.next() == "a" and drive(off, "a", steps=2) == "ab"     # x plays a (relevant), then b (not)
+    assert counts(off) == ([0, 0.5, 0, 0], [1, 1.5, 0, 0])           # only x: 0.5 * 1 + 0, 0.5 * 1 + 1
+    with pytest.raises(IrbanditsError, match="propagate=2 is invalid"):
+        parse_method("MM-NS:propagate=2")
+
+
+def test_mm_ns_propagates_by_default_as_before():
+    # rate 0 and 0.5 with propagation: the orders MM-NS gave before it had the propagate parameter
+    pool = pool_of({"w": "aefq", "x": "abcd", "y": "cgbh", "z": "hcij", "v": "kbcl"})
+    orders = {(0.0, 1): "kbclaghijefqd", (0.5, 1): "kbclaghijdefq", (0.0, 0): "kbcladghijefq"}
+    for (rate, propagate), order in orders.items():
+        assert drive(get_method("MM-NS")(pool, rate=rate, propagate=propagate), "bcfhk") == order
+    assert get_method("MM-NS")(pool).param_values == {"rate": 0.0, "propagate": 1}
+    # the saved state of the default has the arrays it had, so campaigns saved before still load
+    assert get_method("MM-NS")(pool).state["arrays"]["rate"]["data"] == [0.0]
+    rel = {"1": pool.relevance(pd.DataFrame(dict(topic="1", docno=list("bcfhk"), grade=1)))}
+    curves = simulate_pools({"1": pool}, rel, ["MM-NS", "MM-NS:propagate=0"], repetitions=1)
+    by = {m: c.relevant_found.tolist() for m, c in curves.groupby("method", observed=True)}
+    assert by["MM-NS"] == [1, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5] != by["MM-NS:propagate=0"]
+
+
 def test_mm_ties_go_to_the_run_just_played():
     m = get_method("MM")(pool_of({"r0": "abc", "r1": "def"}))
     m.judge("d", True)                            # out of turn: r1 reaches 2/3

@@ -232,15 +232,28 @@ def pooling_losada(
     judged_only: bool = typer.Option(False, "--judged-only", help="pool only the documents the qrels judge "
                                      "(each run condensed to them), so every pool is judged whole as in the "
                                      "paper; claims at a tenth of the paper's levels at depth 100"),
+    runs_sample: Optional[int] = typer.Option(None, "--runs-sample", min=1, help="pool only N runs drawn at "
+                                              "random (of one per team with --one-per-team)"),
+    one_per_team: bool = typer.Option(False, "--one-per-team", help="pool one run per team drawn at random "
+                                      "(teams by run name prefix: 17 of the 63 runs)"),
+    runs_seed: int = typer.Option(0, "--runs-seed", help="seed of the runs drawn by --runs-sample and --one-per-team"),
+    also: Optional[list[str]] = typer.Option(None, "--also", help="another method to simulate and tabulate (repeat; "
+                                             "NAME or NAME:param=value, e.g. MM-NS:propagate=0); the claims use "
+                                             "the study's methods only"),
     data: Path = typer.Option(Path("../shared/data/trec-dl-2021-passage"), help="folder of runs/ and qrels.txt"),
     out: Path = typer.Option(Path("reproduce-pooling-losada"), help="output directory: curves.csv, table-DEPTH.csv, "
-                             "the figure and claims.csv"),
+                             "paired-DEPTH.csv, the figure and claims.csv"),
 ) -> None:
+    from irbandits.pooling import method_specs
+
     check_dir(data, "--data")
     check_output(out, "--out", directory=True)
     module = get_study("pooling-losada").load()
+    extra = [spec.label for spec in method_specs(also)] if also else []
+    methods = module.METHODS + tuple(m for m in extra if m not in module.METHODS)
     result = module.run_study(depths=depth or module.DEPTHS, repetitions=repetitions, seed=seed, topics=topics,
-                              relevant_grade=relevant_grade, judged_only=judged_only, data=data)
+                              methods=methods, relevant_grade=relevant_grade, judged_only=judged_only, data=data,
+                              runs_sample=runs_sample, one_per_team=one_per_team, runs_seed=runs_seed)
     out.mkdir(parents=True, exist_ok=True)
     result.curves.to_csv(out / "curves.csv", index=False)
     console.print(make_table(result.pools, "the pools (unjudged documents count as non-relevant)"))
@@ -249,6 +262,12 @@ def pooling_losada(
         t.to_csv(out / f"table-{d}.csv")
         console.print(make_table(t.reset_index(), f"depth {d}: mean relevant documents found after n judgments "
                                  f"({repetitions} repetitions of the random methods)"))
+    for d in result.pools.depth:
+        pairs = module.paired(result, d)
+        pairs.to_csv(out / f"paired-{d}.csv", index=False)
+        shown = pairs.drop(columns="depth").round(dict(mean_a=2, mean_b=2))
+        shown["p"] = shown.p.map("{:.2g}".format)
+        console.print(make_table(shown, f"depth {d}: paired Wilcoxon tests over topics (per-topic means)"))
     rows = module.claim_rows(result)
     console.print(to_markdown(rows, "paper (Losada et al., SAC 2016)"), markup=False)
     console.print(f"wrote {out / 'curves.csv'}, the tables, {module.plot(result, out / 'pooling-losada.png')} and "

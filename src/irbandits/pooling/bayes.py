@@ -6,7 +6,8 @@ Run ``s`` has the posterior ``Beta(1 + jrel_s, 1 + jret_s - jrel_s)``. After a j
     jrel_s <- rate * jrel_s + rel        jret_s <- rate * jret_s + 1
 
 ``rate = 1`` is the stationary model (BLA, MM); ``rate = 0`` (the paper's best, BLA-NS and MM-NS)
-re-initialises a run's counts before counting the last judgment, so only that one counts. BLA plays
+re-initialises a run's counts before counting the last judgment, so only that one counts. MM-NS with
+``propagate=0`` updates only the run played (a judgment out of turn then updates no run). BLA plays
 the run with the largest posterior draw (Thompson sampling, Granmo 2008); MM plays the run with the
 largest posterior mean, ties to the run just played, then to the smaller run number.
 
@@ -50,7 +51,11 @@ def _select_mean(ps, own, rng):
 def _update(ps, own, rng, doc, rel):
     jrel, jret, rate, last, values = own
     played = judge(ps, doc)
-    propagate(ps, doc, rel, rate[0], jrel, jret)
+    if rate.shape[0] == 1:
+        propagate(ps, doc, rel, rate[0], jrel, jret)
+    elif played >= 0:
+        jrel[played] = rate[0] * jrel[played] + rel
+        jret[played] = rate[0] * jret[played] + 1.0
     if played >= 0:
         last[0] = played
 
@@ -59,13 +64,17 @@ class _Bayes(PoolingMethod):
     rate = 1.0
     _update = staticmethod(_update)
 
-    def _init_own(self, pool, rate=None):
+    def _init_own(self, pool, rate=None, propagate=1):
         runs = len(pool.runs)
-        return dict(jrel=np.zeros(runs), jret=np.zeros(runs), rate=np.array([self.rate if rate is None else rate]),
+        rate = self.rate if rate is None else rate
+        # (rate,), or (rate, 0) without propagation: a state saved before ``propagate`` existed still loads
+        return dict(jrel=np.zeros(runs), jret=np.zeros(runs), rate=np.array([rate] if propagate else [rate, 0.0]),
                     last=np.full(1, -1, np.int64), values=np.zeros(runs))
 
 
 _RATE = Param("rate", float, 0.0, "weight of past evidence at each update (1: stationary)", lambda r: r >= 0, ">= 0")
+_PROPAGATE = Param("propagate", int, 1, "1: update every run that retrieved the judged document; 0: only the "
+                   "run played", lambda p: p in (0, 1), "0 or 1")
 
 
 class BLA(_Bayes):
@@ -97,9 +106,10 @@ class BLANS(BLA):
 
 
 class MMNS(MM):
-    """MM with non-stationary counts (rate 0: only each run's last judgment counts)."""
+    """MM with non-stationary counts (rate 0: only each run's last judgment counts); ``propagate=0``
+    keeps the evidence to the run played."""
 
     name = "MM-NS"
     description = "MM with counts jrel <- rate jrel + rel, jret <- rate jret + 1"
     reference = "seed 003 section 3.3, eq. 7-10"
-    params = (_RATE,)
+    params = (_RATE, _PROPAGATE)

@@ -29,6 +29,9 @@ its judged documents, ranks closed up), so every pool is judged whole, as the pa
 pool then holds 172.4 documents per topic (80-266), so its claims are checked at a tenth of the paper's
 levels (:data:`JUDGED_LEVELS`), the same share of a TREC8 pool (1,736.6 documents per topic).
 
+``runs_sample`` and ``one_per_team`` pool a subset of the runs (:func:`select_runs`). :func:`paired` tests
+the method pairs of the near-tie claims (:data:`PAIRS`) topic by topic at each claim level.
+
 Claims are checked at the paper's judgment levels 100, 300, ..., 1100 at depth 100 (and 10, 20, 50, 100
 at depth 10, given beside): "consistently" / "clearly" as "at every level", a plain "is the best" /
 "outperforms" as "at most levels" (more than half), as Tables 2 and 3 themselves are not uniform. The
@@ -41,6 +44,7 @@ verdict is the depth-100 one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +77,9 @@ DEPTHS = (100, 10)
 LEVELS = {100: (100, 300, 500, 700, 900, 1100), 10: (10, 20, 50, 100)}  # judgments at which claims are checked
 JUDGED_LEVELS = {100: (10, 30, 50, 70, 90, 110), 10: LEVELS[10]}  # the levels of judged-only pools
 PAPER_LEVELS = (100, 300, 500, 700, 900, 1100, 2000)
+# the near-tie claims' pairs, tested topic by topic (:func:`paired`)
+PAIRS = (("eps-greedy", "BLA"), ("eps-greedy", "UCB1-Tuned"), ("MM", "UCB1-Tuned"), ("MM", "eps-greedy"),
+         ("MoffatC", "MTF"), ("MoffatC", "MM"))
 PAPER = "Losada, Parapar & Barreiro, SAC 2016 (seed 003), sections 3.1-4, Figure 1, Tables 2-3"
 # Table 2 and 3 of the paper, TREC8 (Figure 1 shows TREC8 too): relevant found after 100 ... 2000 judgments
 TREC8 = {
@@ -87,23 +94,37 @@ TREC8 = {
 }
 
 
+def claim_levels(depth: int, judged_only: bool = False) -> list[int]:
+    """The judgment levels at which the claims are checked at ``depth`` (:data:`LEVELS`, :data:`JUDGED_LEVELS`)."""
+    return list((JUDGED_LEVELS if judged_only else LEVELS).get(depth, PAPER_LEVELS[:6]))
+
+
 @dataclass
 class Result:
     """``curves``: depth, method, judgments (1 .. the largest pool), found (mean over topics of the mean
     over repetitions; a topic past its pool counts with all its relevant documents). ``pools``: per depth,
-    topics, runs, the pool sizes, unjudged and relevant documents. ``repetitions`` of the random methods;
-    ``judged_only`` and ``relevant_grade`` as :func:`run_study` was given them."""
+    topics, runs, the pool sizes, unjudged and relevant documents, ``relevant_share`` (mean over topics of
+    the relevant share of the pool) and ``runs_per_doc`` (mean over topics of the runs that retrieved a
+    pooled document). ``repetitions`` of the random methods; ``judged_only``, ``relevant_grade`` and
+    ``subset`` (the runs pooled, in words; empty: all) as :func:`run_study` was given them. ``per_topic``:
+    depth, method, topic, judgments (the claim levels), found (mean over repetitions)."""
 
     curves: pd.DataFrame
     pools: pd.DataFrame
     repetitions: int
     judged_only: bool = False
     relevant_grade: float = 1
+    per_topic: pd.DataFrame | None = None
+    subset: str = ""
 
     @property
     def levels(self) -> dict:
         """The judgment levels at which the claims are checked, per depth."""
         return JUDGED_LEVELS if self.judged_only else LEVELS
+
+    def claim_levels(self, depth: int) -> list[int]:
+        """The judgment levels at which the claims are checked at ``depth``."""
+        return claim_levels(depth, self.judged_only)
 
     def found(self, depth: int, at) -> pd.DataFrame:
         """Methods (rows) by judgment counts ``at`` (columns) at ``depth``."""
@@ -129,6 +150,34 @@ def judged_documents(pool, qrels: pd.DataFrame):
     return TopicPool(pool.topic, pool.docnos[keep], pool.runs, ranked)
 
 
+def team(run: str) -> str:
+    """The group of a DL-2021 run by its name (the run files name no team): the prefix before the first
+    ``_`` or ``-``, or uog, wat, WLU, yorku for the runs named without one. 17 groups of the 63 runs."""
+    for prefix in ("uog", "wat", "WLU", "yorku"):
+        if run.startswith(prefix):
+            return prefix
+    return re.split("[_-]", run)[0]
+
+
+def select_runs(names, sample: int | None = None, one_per_team: bool = False, seed: int = 0) -> list[str]:
+    """Runs of ``names`` drawn with ``default_rng(seed)``: one per :func:`team` (``one_per_team``), in team
+    order, then ``sample`` of those at random; all of them in name order when neither is given."""
+    from irbandits.errors import IrbanditsError
+
+    rng = np.random.default_rng(seed)
+    names = sorted(set(names))
+    if one_per_team:
+        teams: dict[str, list[str]] = {}
+        for name in names:
+            teams.setdefault(team(name), []).append(name)
+        names = sorted(str(rng.choice(group)) for _, group in sorted(teams.items()))
+    if sample is not None:
+        if not 1 <= sample <= len(names):
+            raise IrbanditsError(f"cannot draw {sample} of {len(names)} runs")
+        names = sorted(str(n) for n in rng.choice(names, sample, replace=False))
+    return names
+
+
 def topic_pools(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, topics: int | None = None,
                 judged_only: bool = False) -> dict:
     """The depth-``depth`` pools of the first ``topics`` judged topics (:func:`judged_documents` of each
@@ -150,17 +199,27 @@ def run_study(
     relevant_grade: float = 1,
     judged_only: bool = False,
     data: str | Path = "../shared/data/trec-dl-2021-passage",
+    runs_sample: int | None = None,
+    one_per_team: bool = False,
+    runs_seed: int = 0,
 ) -> Result:
     """Every method of ``methods`` on the depth-k pools of the DL-2021 runs for each k of ``depths``
     (``topics``: only the first that many judged topics in topic order; ``judged_only``: only the judged
-    documents, :func:`judged_documents`), grade >= ``relevant_grade`` relevant, ``repetitions`` seeded
-    repetitions of each random method (paired across methods, :func:`simulate_pools`)."""
+    documents, :func:`judged_documents`; ``runs_sample``, ``one_per_team``, ``runs_seed``: only the runs
+    :func:`select_runs` draws), grade >= ``relevant_grade`` relevant, ``repetitions`` seeded repetitions
+    of each random method (paired across methods, :func:`simulate_pools`)."""
     from irbandits.io import read_qrels, read_runs
     from irbandits.pooling.simulate import found_at, simulate_pools
 
     data = Path(data)
     runs, qrels = read_runs(data / "runs"), read_qrels(data / "qrels.txt")
-    curves, stats = [], []
+    subset = ""
+    if runs_sample is not None or one_per_team:
+        names = select_runs(runs.run.unique(), runs_sample, one_per_team, runs_seed)
+        subset = (f"{len(names)} of the {runs.run.nunique()} runs" + (" (one per team)" if one_per_team else "")
+                  + f" drawn with seed {runs_seed}")
+        runs = runs[runs.run.isin(names)]
+    curves, stats, per_topic = [], [], []
     for depth in depths:
         pools = topic_pools(runs, qrels, depth, topics, judged_only)
         relevance = {t: p.relevance(qrels, relevant_grade) for t, p in pools.items()}
@@ -176,14 +235,40 @@ def run_study(
                 pooled=sizes.sum(),
                 unjudged=sum(p.unjudged(qrels) for p in pools.values()),
                 relevant=sum(int(r.sum()) for r in relevance.values()),
+                relevant_share=np.mean([r.mean() for r in relevance.values()]),
+                runs_per_doc=np.mean([np.diff(p.doc_ptr).mean() for p in pools.values()]),
             )
         )
         grid = list(range(1, sizes.max() + 1))
+        at = claim_levels(depth, judged_only)
         for method in methods:  # one method at a time: the curves of 100 repetitions are large
             sim = simulate_pools(pools, relevance, [method], repetitions=repetitions, seed=seed)
             mean = found_at(sim, grid).drop(columns="all").iloc[0].to_numpy()
             curves.append(pd.DataFrame(dict(depth=depth, method=method, judgments=grid, found=mean)))
-    return Result(pd.concat(curves, ignore_index=True), pd.DataFrame(stats), repetitions, judged_only, relevant_grade)
+            for topic, c in sim.groupby("topic", sort=True):
+                found = found_at(c, at).iloc[0, :-1].to_numpy()
+                per_topic.append(pd.DataFrame(dict(depth=depth, method=method, topic=topic, judgments=at, found=found)))
+    return Result(pd.concat(curves, ignore_index=True), pd.DataFrame(stats), repetitions, judged_only, relevant_grade,
+                  pd.concat(per_topic, ignore_index=True), subset)
+
+
+def paired(result: Result, depth: int) -> pd.DataFrame:
+    """Each pair of :data:`PAIRS` at each claim level at ``depth``: the means over topics and the p-value
+    of the two-sided Wilcoxon signed-rank test over topics of the per-topic means (1 where the two methods
+    never differ). Columns depth, a, b, level, mean_a, mean_b, p."""
+    from scipy.stats import wilcoxon
+
+    t = result.per_topic[result.per_topic.depth == depth]
+    wide = t.pivot(index=["judgments", "topic"], columns="method", values="found")
+    out = []
+    for a, b in PAIRS:
+        if a not in wide or b not in wide:
+            continue
+        for n in result.claim_levels(depth):
+            x, y = wide.loc[n, a].to_numpy(), wide.loc[n, b].to_numpy()
+            p = wilcoxon(x, y).pvalue if np.any(x != y) else 1.0
+            out.append(dict(depth=depth, a=a, b=b, level=n, mean_a=x.mean(), mean_b=y.mean(), p=p))
+    return pd.DataFrame(out, columns=["depth", "a", "b", "level", "mean_a", "mean_b", "p"])
 
 
 # ----- the claims ------------------------------------------------------------------------------------
@@ -288,7 +373,7 @@ def claim_rows(result: Result) -> list[Claim]:
     """The paper's claims method by method, each checked at depth 100 (the verdict) and depth 10 (in the
     measured text), at the levels of :data:`LEVELS`."""
     depths = list(result.pools.depth)
-    checks = {d: _checks(result.found(d, list(result.levels.get(d, PAPER_LEVELS[:6])))) for d in depths}
+    checks = {d: _checks(result.found(d, result.claim_levels(d))) for d in depths}
     main = 100 if 100 in depths else depths[0]
     triples = []
     for i, claim in enumerate(CLAIMS):
@@ -302,6 +387,8 @@ def claim_rows(result: Result) -> list[Claim]:
     about = ", ".join(f"depth {d}: {p.loc[d, 'topics']} topics x {p.loc[d, 'runs']} runs" for d in depths)
     if result.judged_only:
         about += ", judged documents only"
+    if result.subset:
+        about += f", {result.subset}"
     if result.relevant_grade != 1:
         about += f", relevant: grade >= {result.relevant_grade:g}"
     return rows(
