@@ -84,6 +84,13 @@ def studies(
                       markup=False)
 
 
+def _publish(rows: list[Claim], source: str, out: Path, *written: Path) -> None:
+    """Print a study's claims as markdown, write ``out/claims.csv`` and name it after the files ``written``."""
+    console.print(to_markdown(rows, source), markup=False, soft_wrap=True)
+    names = [str(p) for p in (*written, write_claims(rows, out))]
+    console.print(f"wrote {', '.join(names[:-1])} and {names[-1]}", markup=False)
+
+
 def _study(name: str):
     """Register a command under the study's registered name and description."""
     return app.command(name, help=STUDIES[name].description)
@@ -140,11 +147,8 @@ def judging_study(
     summary = module.summarize(df)
     console.print(make_table(module.figure_4_1(summary), f"Figure 4.1 reproduced: ours ({runs} runs per row) and, "
                              "in brackets, published (1,000 runs)"))
-    rows = module.claim_rows(summary)
-    console.print(to_markdown(rows, "thesis (chapter 4)"), markup=False, soft_wrap=True)
     claims.mkdir(parents=True, exist_ok=True)
-    console.print(f"wrote {module.plot(summary, claims / 'judging-study.png')} and {write_claims(rows, claims)}",
-                  markup=False)
+    _publish(module.claim_rows(summary), "thesis (chapter 4)", claims, module.plot(summary, claims / "judging-study.png"))
 
 
 @_study("judging-replay")
@@ -167,11 +171,9 @@ def judging_replay(
                              "in both"))
     console.print(make_table(result["replay"], f"{runs} replays on {result['replay_pools']} pools: share = topics "
                              "whose replayed best set shares an item with the released one; same = identical sets"))
-    rows = module.claim_rows(result)
-    console.print(to_markdown(rows, "thesis (sections 5.1, 5.3)"), markup=False, soft_wrap=True)
     claims.mkdir(parents=True, exist_ok=True)
-    console.print(f"wrote {module.plot(result, claims / 'judging-replay-sets.png')} and {write_claims(rows, claims)}",
-                  markup=False)
+    _publish(module.claim_rows(result), "thesis (sections 5.1, 5.3)", claims,
+             module.plot(result, claims / "judging-replay-sets.png"))
 
 
 @_study("pruning-survival")
@@ -186,11 +188,9 @@ def pruning_survival(
     table = module.run_study(pools=pools, seed=seed)
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "table.csv", index=False)
-    rows = module.claim_rows(table)
     console.print(make_table(table[table.n == 7], f"n = 7: the formula and the top-k process ({pools} pools each)"))
-    console.print(to_markdown(rows, "thesis (section 3.3.4, Figure 3.1)"), markup=False)
-    console.print(f"wrote {out / 'table.csv'}, {module.plot(table, out / 'pruning-survival.png')} and "
-                  f"{write_claims(rows, out)}", markup=False)
+    _publish(module.claim_rows(table), "thesis (section 3.3.4, Figure 3.1)", out, out / "table.csv",
+             module.plot(table, out / "pruning-survival.png"))
 
 
 @_study("winner-notions")
@@ -212,13 +212,11 @@ def winner_notions(
     table = module.run_study(samples=samples, seed=seed, matrices=matrix or module.MATRICES, data=data)
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "subsets.csv", index=False)
-    rows = module.claim_rows(table)
     console.print(make_table(module.condorcet_share(table).reset_index(), "Figure 7.1: P_K, the share of "
                              f"K-subsets with a Condorcet winner ({samples} per K)"))
     console.print(make_table(module.overlap_table(table), "Table 7.1: percent of subsets whose winners overlap"))
-    console.print(to_markdown(rows, "thesis (section 7.1)"), markup=False)
-    console.print(f"wrote {out / 'subsets.csv'}, {module.plot(table, out / 'winner-notions.png')} and "
-                  f"{write_claims(rows, out)}", markup=False)
+    _publish(module.claim_rows(table), "thesis (section 7.1)", out, out / "subsets.csv",
+             module.plot(table, out / "winner-notions.png"))
 
 
 @_study("pooling-losada")
@@ -268,10 +266,8 @@ def pooling_losada(
         shown = pairs.drop(columns="depth").round(dict(mean_a=2, mean_b=2))
         shown["p"] = shown.p.map("{:.2g}".format)
         console.print(make_table(shown, f"depth {d}: paired Wilcoxon tests over topics (per-topic means)"))
-    rows = module.claim_rows(result)
-    console.print(to_markdown(rows, "paper (Losada et al., SAC 2016)"), markup=False)
-    console.print(f"wrote {out / 'curves.csv'}, the tables, {module.plot(result, out / 'pooling-losada.png')} and "
-                  f"{write_claims(rows, out)}", markup=False)
+    _publish(module.claim_rows(result), "paper (Losada et al., SAC 2016)", out, out / "curves.csv", out / "table-*.csv",
+             out / "paired-*.csv", module.plot(result, out / "pooling-losada.png"))
 
 
 @_study("preference-measures")
