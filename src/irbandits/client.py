@@ -76,6 +76,17 @@ class Client:
     def add_assessor(self, cid: int, name: str) -> dict:
         return self._call("POST", f"/api/campaigns/{cid}/assessors", json={"name": name}).json()
 
+    def add_assessors(self, cid: int, names: list[str]) -> list[dict]:
+        """One assessor per name (1 to 1,000, none twice), created together: a bad name creates nobody.
+        Returns ``[{"id", "name", "token", "url"}, ...]`` in the order of ``names``; ``url`` is the
+        path ``/a/TOKEN`` (prefix the server's address), and the tokens are not shown again."""
+        return self._call("POST", f"/api/campaigns/{cid}/assessors/bulk", json={"names": list(names)}).json()
+
+    def rename_assessor(self, cid: int, aid: int, name: str) -> dict:
+        """Give assessor ``aid`` of campaign ``cid`` a new name (stripped, 1 to 200 characters, no control
+        character); returns ``{"id", "name"}``. Their link, answers and flags stay."""
+        return self._call("POST", f"/api/campaigns/{cid}/assessors/{aid}", json={"name": name}).json()
+
     def assessors(self, cid: int) -> list[dict]:
         return self._call("GET", f"/api/campaigns/{cid}/assessors").json()
 

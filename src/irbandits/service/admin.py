@@ -7,14 +7,17 @@ POST carries the session's CSRF token; an assessor token opens nothing here.
 
 from __future__ import annotations
 
+import csv
 import hmac
+import io
 import time
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
 
 from irbandits.errors import IrbanditsError
 from irbandits.service.campaign_runtime import Campaigns
@@ -23,7 +26,8 @@ from irbandits.service.credentials import token_hash
 from irbandits.service.guard import client_address
 from irbandits.service.models import Assessor
 from irbandits.service.pages import render
-from irbandits.service.uploads import campaign_body
+from irbandits.service.uploads import campaign_body, file_name
+from irbandits.service.validation import name_problem, read_names
 from irbandits.service.websession import (
     LOGIN_COOKIE,
     check_csrf,
@@ -128,9 +132,15 @@ async def create_campaign(request: Request, nonce: str = Depends(require_session
 
 
 def _dashboard(request: Request, cid: int, nonce: str, new_link: dict | None = None,
-               status_code: int = 200) -> HTMLResponse:
+               status_code: int = 200, error: str = "") -> HTMLResponse:
     return render("admin_campaign.html", status_code, csrf=csrf_token(request, nonce), stats=campaign_stats(cid, request),
-                  new_link=new_link, base=str(request.base_url).rstrip("/"))
+                  queries=registry(request).get(cid).topics, new_link=new_link, base=_base(request), error=error,
+                  body_limit=request.app.state.settings.max_body_bytes)
+
+
+def _base(request: Request) -> str:
+    """The site's address, which links are made absolute with."""
+    return str(request.base_url).rstrip("/")
 
 
 @router.get("/campaigns/{cid}", response_class=HTMLResponse)
@@ -147,6 +157,54 @@ async def add_assessor(cid: int, request: Request, nonce: str = Depends(require_
     reg = registry(request)
     _, token = await run_in_threadpool(reg.add_assessor, reg.get(cid), name)
     return await run_in_threadpool(_dashboard, request, cid, nonce, dict(name=name, url=f"/a/{token}"), 201)
+
+
+@router.post("/campaigns/{cid}/assessors/bulk", response_class=Response)
+async def add_assessors(cid: int, request: Request, nonce: str = Depends(require_session)) -> Response:
+    """Add one assessor per name of the uploaded file (a plain list, or a CSV: see
+    :func:`irbandits.service.validation.read_names`), all or none, and answer with their links as a CSV
+    download ``name,url``: the only time the links are shown. A bad file: the dashboard with the problem, 422."""
+    form = await request.form()
+    check_csrf(request, form, nonce)
+    reg = registry(request)
+    runtime = reg.get(cid)
+    try:
+        upload = form.get("names")
+        if not isinstance(upload, UploadFile) or not (upload.filename or upload.size):
+            raise IrbanditsError("names file: choose a file of names (one a line, or a CSV with a name column)")
+        filename = file_name(upload, "names")
+        try:
+            text = (await upload.read()).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise IrbanditsError(f"names file {filename}: not UTF-8 text") from None
+        csv_file = filename.lower().endswith(".csv") or (upload.content_type or "").startswith("text/csv")
+        names = read_names(text, f"names file {filename}", csv_file)
+    except IrbanditsError as exc:
+        return await run_in_threadpool(_dashboard, request, cid, nonce, None, 422, str(exc))
+    made = await run_in_threadpool(reg.add_people, runtime, names)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["name", "url"])
+    writer.writerows([name, f"{_base(request)}/a/{token}"] for name, (_, token) in zip(names, made))
+    return _download(out.getvalue(), f"campaign-{cid}-links.csv", "text/csv")
+
+
+@router.post("/campaigns/{cid}/assessors/{aid}/name", response_class=HTMLResponse)
+async def rename_assessor(cid: int, aid: int, request: Request, nonce: str = Depends(require_session)) -> Response:
+    """Rename an assessor (the form's ``name``, stripped), then back to the dashboard; a bad name: the
+    dashboard with the problem, 422."""
+    form = await request.form()
+    check_csrf(request, form, nonce)
+    reg = registry(request)
+    runtime = reg.get(cid)
+    old = reg.assessor(runtime, aid).name
+    name = form.get("name")
+    name = name.strip() if isinstance(name, str) else ""
+    problem = name_problem(name)
+    if problem is not None:
+        return await run_in_threadpool(_dashboard, request, cid, nonce, None, 422, f"rename {old}: {problem}")
+    await run_in_threadpool(reg.rename, runtime, aid, name)
+    return RedirectResponse(f"/admin/campaigns/{cid}", status_code=303)
 
 
 @router.post("/campaigns/{cid}/assessors/{aid}/flag")
@@ -212,9 +270,9 @@ def campaign_stats(cid: int, request: Request) -> dict[str, Any]:
 
 
 # ----- downloads ---------------------------------------------------------------------------------
-def _download(text: str, filename: str) -> PlainTextResponse:
-    return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{filename}"',
-                                            "Cache-Control": "no-store"})
+def _download(text: str, filename: str, media_type: str = "text/plain") -> PlainTextResponse:
+    return PlainTextResponse(text, media_type=media_type, headers={
+        "Content-Disposition": f'attachment; filename="{filename}"', "Cache-Control": "no-store"})
 
 
 @router.get("/campaigns/{cid}/judgments.txt")

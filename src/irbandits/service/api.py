@@ -6,12 +6,13 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from irbandits.service.auth import require_admin, require_assessor
 from irbandits.service.campaign_runtime import Campaigns
 from irbandits.service.campaign_spec import check_campaign
-from irbandits.service.validation import Strict, parsed, raw_body
+from irbandits.service.validation import MAX_NAMES, Name, Strict, parsed, raw_body
 
 router = APIRouter(prefix="/api")
 _RECORDED = b'{"recorded":true}'
@@ -34,17 +35,36 @@ class AssessorIn(Strict):
     automatic: str | None = Field(None, max_length=200)  # the name of a registered automatic assessor
 
 
-class AssessorChange(Strict):
-    """``POST /api/campaigns/{CID}/assessors/{AID}``: any of the flag, the revocation, a new token."""
+class AssessorsIn(Strict):
+    """``POST /api/campaigns/{CID}/assessors/bulk``: 1 to 1,000 names, none twice."""
 
+    names: list[Name]
+
+    @field_validator("names")
+    @classmethod
+    def _count(cls, names: list[str]) -> list[str]:
+        if not 1 <= len(names) <= MAX_NAMES:
+            raise PydanticCustomError("names", f"give 1 to {MAX_NAMES} names, got {len(names)}")
+        first: dict[str, int] = {}
+        for i, name in enumerate(names):
+            if name in first:
+                raise PydanticCustomError("names", f"names.{i} ({name!r}) repeats names.{first[name]}")
+            first[name] = i
+        return names
+
+
+class AssessorChange(Strict):
+    """``POST /api/campaigns/{CID}/assessors/{AID}``: any of the name, the flag, the revocation, a new token."""
+
+    name: Name | None = None
     flagged: StrictBool | None = None
     revoked: StrictBool | None = None
     token: Literal["new"] | None = None
 
     @model_validator(mode="after")
     def _something(self):
-        if self.flagged is None and self.revoked is None and self.token is None:
-            raise ValueError('give "flagged", "revoked" or "token": "new"')
+        if self.name is None and self.flagged is None and self.revoked is None and self.token is None:
+            raise ValueError('give "name", "flagged", "revoked" or "token": "new"')
         if self.token is not None and self.revoked:
             raise ValueError('"token": "new" issues a working token; it cannot go with "revoked": true')
         return self
@@ -88,6 +108,15 @@ def add_assessor(cid: int, body: AssessorIn, request: Request) -> dict:
     return {"id": aid, "token": token, "url": f"/a/{token}"}
 
 
+@router.post("/campaigns/{cid}/assessors/bulk", status_code=201, dependencies=admin)
+def add_assessors(cid: int, body: AssessorsIn, request: Request) -> list[dict]:
+    """People's links, one per name, created together (a bad name creates nobody), in the given order."""
+    reg = registry(request)
+    made = reg.add_people(reg.get(cid), body.names)
+    return [{"id": aid, "name": name, "token": token, "url": f"/a/{token}"}
+            for name, (aid, token) in zip(body.names, made)]
+
+
 @router.get("/automatic-assessors", dependencies=admin)
 def automatic_assessors(request: Request) -> list[str]:
     """The names ``automatic`` may take: what whoever started the server registered."""
@@ -103,12 +132,15 @@ def list_assessors(cid: int, request: Request) -> list[dict]:
 
 @router.post("/campaigns/{cid}/assessors/{aid}", dependencies=admin)
 def change_assessor(cid: int, aid: int, body: AssessorChange, request: Request) -> dict:
-    """Flag or clear an assessor (the process is rebuilt from the log with or without their answers),
-    revoke or restore their token, or issue a new one (the old one stops working at once)."""
+    """Rename an assessor, flag or clear them (the process is rebuilt from the log with or without their
+    answers), revoke or restore their token, or issue a new one (the old one stops working at once)."""
     reg = registry(request)
     runtime = reg.get(cid)
     reg.assessor(runtime, aid)
     changed: dict[str, Any] = {"id": aid}
+    if body.name is not None:
+        reg.rename(runtime, aid, body.name)
+        changed["name"] = body.name
     if body.flagged is not None:
         runtime.set_flag(aid, body.flagged)
         changed["flagged"] = body.flagged

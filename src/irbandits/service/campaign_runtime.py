@@ -507,6 +507,26 @@ class Campaigns:
             self.start_automatic(runtime, row.id, automatic)
         return row.id, token
 
+    def add_people(self, runtime: CampaignRuntime, names: list[str]) -> list[tuple[int, str]]:
+        """New assessors (people) of ``runtime``, one per name, in one transaction (all or none):
+        ``[(id, token), ...]`` in the order of ``names``; only the tokens' hashes are stored."""
+        tokens = [new_token() for _ in names]
+        now = self.settings.clock()
+        with self.sessions() as session:
+            rows = [Assessor(campaign_id=runtime.id, name=name, token_hash=token_hash(token), revoked=False,
+                             flagged=False, trusted=False, automatic=None, created_at=now)
+                    for name, token in zip(names, tokens)]
+            session.add_all(rows)
+            session.commit()
+            return [(row.id, token) for row, token in zip(rows, tokens)]
+
+    def rename(self, runtime: CampaignRuntime, assessor: int, name: str) -> None:
+        """Give an assessor of ``runtime`` a new name (a checked one, see
+        :func:`irbandits.service.validation.name_problem`); 404 when it is none of its."""
+        self.assessor(runtime, assessor)
+        with self.engine.begin() as conn:   # the write empties the token cache, which holds names too
+            conn.execute(update(Assessor).where(Assessor.id == assessor).values(name=name))
+
     def listing(self, runtime: CampaignRuntime) -> list[dict[str, Any]]:
         """Each assessor of ``runtime`` with their answers, flag, revocation, failure and quality signals."""
         counts, quality = runtime.answers(), runtime.quality()
