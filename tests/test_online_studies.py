@@ -126,6 +126,15 @@ def test_ccb_finds_the_condorcet_winner_and_subsets_follow_the_request():
     assert "| Condorcet problem: CCB slightly below RUCB (Figure 7.8) | CCB " in ccb_copeland.report(table)
 
 
+def test_ccb_duels_counts_each_stretch_of_one_continued_run():
+    stretches = ccb_copeland.duels("RUCB", marks=(2_000, 5_000), matrix=MSLR)
+    assert [end for end, _, _ in stretches] == [2_000, 5_000]
+    first, second = stretches[0][2], stretches[1][2]
+    assert first.sum() == 2_000  # seed 1: no self-duel in the first 2,000 steps
+    assert second.sum() <= 3_000 and (np.tril(second) == 0).all()
+    assert all(paid >= 0 for _, paid, _ in stretches)
+
+
 def test_ccb_copeland_runs_the_six_algorithms_of_figure_7_6():
     """The 5-arm Copeland problem runs CCB, SCB, Copeland SAVAGE, PBR, RankEl and RUCB (thesis 7.5); the
     report's first claim compares all six."""

@@ -67,6 +67,27 @@ def problems(matrix: str | Path = MSLR) -> dict[str, tuple[np.ndarray | None, Pr
             "mslr5-condorcet": subset(full, True)}
 
 
+def duels(algorithm: str, marks=(10**6, 3 * 10**6, 5 * 10**6, 6 * 10**6, 7 * 10**6, 8 * 10**6), seed: int = 1,
+          matrix: str | Path = MSLR) -> list[tuple[int, float, np.ndarray]]:
+    """One run of ``algorithm`` on ``mslr5-copeland`` (arms in problem order, not permuted) continued from
+    its state to each step of ``marks``: per stretch, (end step, Copeland regret paid in it, duels of each
+    pair i < j in it, from the win matrix). Shows which pairs an algorithm pays for, and when."""
+    from irbandits.dueling import get_algorithm
+    from irbandits.simulate import run_one
+
+    marks = [int(m) for m in marks]
+    problem = problems(matrix)["mslr5-copeland"][1]
+    algo = get_algorithm(algorithm)(problem.K, seed=seed, horizon=max(marks))
+    out, done, before = [], 0, np.zeros((problem.K, problem.K))
+    for end in marks:
+        paid = float(run_one(algo, problem, end - done, seed=seed * 10**9 + end).copeland_regret[-1])
+        W = algo.state["arrays"]["W"].astype(float)
+        played = W - before
+        out.append((end, paid, np.triu(played + played.T, 1).astype(np.int64)))
+        done, before = end, W
+    return out
+
+
 def run_study(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], seed: int = 0, jobs: int = 1,
               out: str | Path | None = None, progress: bool = False, matrix: str | Path = MSLR,
               only: tuple[str, ...] = tuple(ALGORITHMS)) -> pd.DataFrame:
