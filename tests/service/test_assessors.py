@@ -129,6 +129,18 @@ def test_rename_422_names_the_problem_and_changes_nothing(service, body, message
     assert (a["name"], a["flagged"]) == ("ann", False)
 
 
+@pytest.mark.parametrize("name, message", [
+    ("a\x07b", "name: the name contains a control character (U+0007)"),
+    (" ", "name: the name is empty (give 1 to 200 characters)"),
+])
+def test_one_new_assessor_has_its_name_checked_as_in_bulk_and_rename(service, name, message):
+    cid = service.campaign(**preference_body())
+    r = service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": name})
+    assert r.status_code == 422 and r.json()["detail"] == message and listed(service, cid) == []
+    assert service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": " ann "}).status_code == 201
+    assert listed(service, cid) == ["ann"]
+
+
 def test_rename_is_the_organisers_and_only_in_the_assessors_campaign(service):
     first, second = service.campaign(**preference_body()), service.campaign(**preference_body())
     ann, bob = service.assessor(first, "ann"), service.assessor(second, "bob")

@@ -31,7 +31,7 @@ class CampaignIn(Strict):
 
 
 class AssessorIn(Strict):
-    name: str = Field(min_length=1, max_length=200)
+    name: Name
     automatic: str | None = Field(None, max_length=200)  # the name of a registered automatic assessor
 
 

@@ -95,13 +95,14 @@ def check_csrf(request: Request, form, nonce: str | None, purpose: str = "csrf")
 
 
 def form_name(form, what: str) -> str:
-    """The form's ``name`` field, stripped: 1 to 200 characters fit to store, else 422 naming ``what``."""
-    from irbandits.service.validation import check_text
+    """The form's ``name`` field, stripped and checked by :func:`~irbandits.service.validation.name_problem`
+    (as the API checks names), else 422 naming ``what``."""
+    from irbandits.service.validation import name_problem
 
     name = str(form.get("name", "")).strip()
-    if not 1 <= len(name) <= 200:
-        raise HTTPException(422, f"{what} name: give 1 to 200 characters")
-    check_text(name, f"{what} name")
+    problem = name_problem(name)
+    if problem is not None:
+        raise HTTPException(422, f"{what} name: {problem}")
     return name
 
 
