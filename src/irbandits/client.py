@@ -73,6 +73,19 @@ class Client:
     def campaign(self, cid: int) -> dict:
         return self._call("GET", f"/api/campaigns/{cid}").json()
 
+    def set_state(self, cid: int, state: str) -> dict:
+        """Move campaign ``cid`` to ``state``: ``"paused"`` (no work handed out; answers to pairs already
+        shown are still recorded), ``"running"`` (resume), ``"closed"`` (no work, no new answers; the
+        exports stay) or ``"archived"`` (read-only, hidden from the dashboard's list; ``"closed"`` again
+        un-archives it). Allowed: running <-> paused, running or paused -> closed, closed <-> archived;
+        any other move raises :class:`ServiceError` 409 naming the current state. Returns ``{"id", "state"}``."""
+        return self._call("POST", f"/api/campaigns/{cid}", json={"state": state}).json()
+
+    def delete_campaign(self, cid: int) -> None:
+        """Delete campaign ``cid`` with its assessors, tasks and judgments, for good (export first). Only a
+        closed or archived campaign can be deleted, else :class:`ServiceError` 409."""
+        self._call("DELETE", f"/api/campaigns/{cid}")
+
     def add_assessor(self, cid: int, name: str) -> dict:
         return self._call("POST", f"/api/campaigns/{cid}/assessors", json={"name": name}).json()
 

@@ -51,7 +51,7 @@ def test_campaign_to_the_end_with_progress_and_exports(service):
     qrels = [line.split() for line in service.admin("GET", f"/api/campaigns/{cid}/qrels").text.splitlines()]
     assert [q[2] for q in qrels] == ["d0", "d1", "d2", "d3", "d4", "e0", "e1", "e2"]    # top 5, then scores > 0
     assert service.next(a).status_code == 204
-    assert service.admin("GET", "/api/campaigns").json() == [dict(id=cid, name="pref", kind="preference")]
+    assert service.admin("GET", "/api/campaigns").json() == [dict(id=cid, name="pref", kind="preference", state="running")]
     listed = service.admin("GET", f"/api/campaigns/{cid}/assessors").json()
     keys = ("id", "name", "judgments", "flagged", "revoked")
     assert [{k: x[k] for k in keys} for x in listed] == [

@@ -1,4 +1,5 @@
-"""The organiser pages ``/admin``: login, campaigns, the creation form, the dashboard, downloads.
+"""The organiser pages ``/admin``: login, campaigns, the creation form, the dashboard, the lifecycle
+buttons, downloads.
 
 They call the same runtime and registry methods as the JSON API (:mod:`irbandits.service.api`): the
 session cookie (:mod:`irbandits.service.websession`) stands in for the organiser's Bearer token. Every
@@ -19,11 +20,11 @@ from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from irbandits.errors import IrbanditsError
-from irbandits.service.campaign_runtime import Campaigns
+from irbandits.errors import Conflict, IrbanditsError
+from irbandits.service.campaign_runtime import MOVES, Campaigns
 from irbandits.service.campaign_spec import OPTIONS, check_campaign
 from irbandits.service.credentials import token_hash
-from irbandits.service.guard import client_address
+from irbandits.service.guard import client_address, refusal
 from irbandits.service.models import Assessor
 from irbandits.service.pages import render
 from irbandits.service.uploads import campaign_body, file_name
@@ -93,9 +94,13 @@ async def logout(request: Request, nonce: str = Depends(require_session)) -> Red
 
 # ----- campaigns ---------------------------------------------------------------------------------
 @router.get("", response_class=HTMLResponse)
-def campaign_list(request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
+def campaign_list(request: Request, archived: bool = False, nonce: str = Depends(require_session)) -> HTMLResponse:
+    """The campaigns; archived ones only with ``?archived=1`` ("Show archived")."""
     campaigns = [runtime.progress() for runtime in registry(request).campaigns.values()]
-    return render("admin_campaigns.html", csrf=csrf_token(request, nonce), campaigns=campaigns)
+    hidden = 0 if archived else sum(c["state"] == "archived" for c in campaigns)
+    shown = campaigns if archived else [c for c in campaigns if c["state"] != "archived"]
+    return render("admin_campaigns.html", csrf=csrf_token(request, nonce), campaigns=shown, hidden=hidden,
+                  archived=archived)
 
 
 def _form_page(request: Request, nonce: str, values: dict[str, Any], error: str = "",
@@ -132,10 +137,12 @@ async def create_campaign(request: Request, nonce: str = Depends(require_session
 
 
 def _dashboard(request: Request, cid: int, nonce: str, new_link: dict | None = None,
-               status_code: int = 200, error: str = "") -> HTMLResponse:
-    return render("admin_campaign.html", status_code, csrf=csrf_token(request, nonce), stats=campaign_stats(cid, request),
+               status_code: int = 200, error: str = "", state_error: str = "") -> HTMLResponse:
+    stats = campaign_stats(cid, request)
+    return render("admin_campaign.html", status_code, csrf=csrf_token(request, nonce), stats=stats,
                   queries=registry(request).get(cid).topics, new_link=new_link, base=_base(request), error=error,
-                  body_limit=request.app.state.settings.max_body_bytes)
+                  body_limit=request.app.state.settings.max_body_bytes, moves=MOVES[stats["state"]],
+                  state_error=state_error)
 
 
 def _base(request: Request) -> str:
@@ -146,6 +153,37 @@ def _base(request: Request) -> str:
 @router.get("/campaigns/{cid}", response_class=HTMLResponse)
 def dashboard(cid: int, request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
     return _dashboard(request, cid, nonce)
+
+
+@router.post("/campaigns/{cid}/state", response_class=HTMLResponse)
+async def set_state(cid: int, request: Request, nonce: str = Depends(require_session)) -> Response:
+    """Move the campaign to the form's ``state`` (the buttons offer the moves its state allows), then
+    back to the dashboard; a refused move: the dashboard with the reason (409, or 422 for no state)."""
+    form = await request.form()
+    check_csrf(request, form, nonce)
+    runtime = registry(request).get(cid)
+    state = form.get("state")
+    try:
+        if state not in MOVES:
+            raise IrbanditsError(f"state: give one of {', '.join(MOVES)}, got {state!r}")
+        await run_in_threadpool(runtime.set_state, state)
+    except IrbanditsError as exc:
+        return await run_in_threadpool(_dashboard, request, cid, nonce, None, refusal(exc)[0], "", str(exc))
+    return RedirectResponse(f"/admin/campaigns/{cid}", status_code=303)
+
+
+@router.post("/campaigns/{cid}/delete", response_class=HTMLResponse)
+async def delete_campaign(cid: int, request: Request, nonce: str = Depends(require_session)) -> Response:
+    """Delete a closed or archived campaign (the button asks first, naming it), then the campaign list;
+    any other: the dashboard with the reason, 409."""
+    form = await request.form()
+    check_csrf(request, form, nonce)
+    reg = registry(request)
+    try:
+        await run_in_threadpool(reg.delete, reg.get(cid))
+    except Conflict as exc:
+        return await run_in_threadpool(_dashboard, request, cid, nonce, None, 409, "", str(exc))
+    return RedirectResponse("/admin", status_code=303)
 
 
 @router.post("/campaigns/{cid}/assessors", response_class=HTMLResponse)

@@ -70,6 +70,12 @@ class AssessorChange(Strict):
         return self
 
 
+class StateIn(Strict):
+    """``POST /api/campaigns/{CID}``: the campaign's next lifecycle state."""
+
+    state: Literal["running", "paused", "closed", "archived"]
+
+
 class UndoIn(Strict):
     client_id: str = Field(min_length=1, max_length=200)
 
@@ -92,12 +98,32 @@ def create_campaign(body: CampaignIn, request: Request) -> dict:
 
 @router.get("/campaigns", dependencies=admin)
 def list_campaigns(request: Request) -> list[dict]:
-    return [dict(id=c.id, name=c.name, kind=c.kind) for c in registry(request).campaigns.values()]
+    return [dict(id=c.id, name=c.name, kind=c.kind, state=c.state) for c in registry(request).campaigns.values()]
 
 
 @router.get("/campaigns/{cid}", dependencies=admin)
 def campaign_progress(cid: int, request: Request) -> dict:
     return registry(request).get(cid).progress()
+
+
+@router.post("/campaigns/{cid}", dependencies=admin,
+             responses={409: {"description": "the move is not allowed from the campaign's current state"}})
+def set_campaign_state(cid: int, body: StateIn, request: Request) -> dict:
+    """Pause, resume, close, archive or un-archive a campaign: running <-> paused, running or paused ->
+    closed, closed <-> archived. A paused or closed campaign hands out no work; a closed one refuses new
+    answers; an archived one is read-only too and hidden from the dashboard's list."""
+    runtime = registry(request).get(cid)
+    runtime.set_state(body.state)
+    return {"id": cid, "state": runtime.state}
+
+
+@router.delete("/campaigns/{cid}", status_code=204, dependencies=admin,
+               responses={409: {"description": "the campaign is not closed or archived"}})
+def delete_campaign(cid: int, request: Request) -> Response:
+    """Remove a closed or archived campaign with its assessors, tasks and judgments, for good."""
+    reg = registry(request)
+    reg.delete(reg.get(cid))
+    return Response(status_code=204)
 
 
 @router.post("/campaigns/{cid}/assessors", status_code=201, dependencies=admin)
@@ -137,6 +163,7 @@ def change_assessor(cid: int, aid: int, body: AssessorChange, request: Request) 
     reg = registry(request)
     runtime = reg.get(cid)
     reg.assessor(runtime, aid)
+    runtime.editable()
     changed: dict[str, Any] = {"id": aid}
     if body.name is not None:
         reg.rename(runtime, aid, body.name)
@@ -184,7 +211,8 @@ def export_qrels(cid: int, request: Request, best: bool = False) -> str:
 # under the campaign's lock that serialises it anyway, so a hop to the thread pool (and the threads'
 # fight for the GIL) would only add cost. They return ready responses (no FastAPI encoding pass). ``require_assessor`` is called, not a sub-dependency, which
 # FastAPI would run in the thread pool; it comes first, so a bad token gets 401 before a bad body 422.
-@router.get("/next", responses={204: {"description": "nothing waiting for this assessor now"}})
+@router.get("/next", responses={204: {"description": "nothing waiting for this assessor now, or the campaign is "
+                                                      "not running (GET /api/me tells which)"}})
 async def next_task(request: Request):
     who = require_assessor(request)
     runtime = registry(request).get(who.campaign_id)

@@ -10,7 +10,12 @@ Rules (spec ``service.md``):
 - a lease not answered in time expires, its request goes to the next assessor who asks, and an
   answer to it gets 409;
 - an answer is committed to the judgments table before it is applied and acknowledged, and a
-  ``client_id`` sent again by the same assessor gets the same reply without a second record.
+  ``client_id`` sent again by the same assessor gets the same reply without a second record;
+- a campaign is running, paused, closed or archived (:data:`MOVES`, stored in ``campaigns.state``):
+  only a running one hands out work; a paused one still records answers to the leases it gave
+  (:meth:`CampaignRuntime.answer` says why); a closed one refuses new answers (409) but its exports
+  work; an archived one is read-only too; only a closed or archived one can be deleted
+  (:meth:`Campaigns.delete`).
 
 Each campaign has one lock, held from the read of its state through the commit to the application of
 the answer, so answers reach the process in the order of the judgments table, the order a restart
@@ -28,7 +33,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.engine import Engine
 
 from irbandits.errors import Conflict, IrbanditsError, NotFound, Unauthorized
@@ -46,6 +51,10 @@ log = logging.getLogger("irbandits.service")
 _NEW_TASK = insert(Task)
 _NEW_JUDGMENT = insert(Judgment)
 _ANSWERED = update(Task).where(Task.id == bindparam("task")).values(answered=True)
+
+# the lifecycle: each state and the states the organiser may move a campaign to from it
+MOVES = {"running": ("paused", "closed"), "paused": ("running", "closed"), "closed": ("archived",),
+         "archived": ("closed",)}
 
 
 @dataclass
@@ -102,6 +111,8 @@ class CampaignRuntime:
         self.latest: dict[str, int] = {}                     # graded: topic -> id of its latest fed answer
         self.rng = random.Random(row.id)
         self.changed = threading.Event()                     # set by every applied row: automatic assessors wake
+        self.state = row.state or "running"                  # a key of MOVES
+        self.removed = False                                 # deleted: its automatic assessors stop
 
     # ----- state from the log ------------------------------------------------------------------
     def apply(self, j: Judgment | SimpleNamespace, issued_at: float | None = None) -> None:
@@ -243,9 +254,10 @@ class CampaignRuntime:
         return own[self.rng.choice(keys)]
 
     def next_task(self, assessor: int) -> Lease | None:
-        """The assessor's open lease, else a new one, else None (nothing for them now, or revoked)."""
+        """The assessor's open lease, else a new one, else None (nothing for them now, revoked, or the
+        campaign is not running: a paused campaign keeps its leases but shows none of them)."""
         with self.lock:
-            if assessor in self.revoked:
+            if assessor in self.revoked or self.state != "running":
                 return None
             now = self.settings.clock()
             self._expire(now)
@@ -276,7 +288,13 @@ class CampaignRuntime:
     def answer(self, assessor: int, task_id: int, answer: Any, client_id: str) -> None:
         """Record an answer (committed, then applied); raises :class:`Unauthorized` (revoked meanwhile),
         :class:`NotFound`, :class:`Conflict` or :class:`IrbanditsError` (a malformed answer). A ``client_id`` sent again with the same answer is recorded once; with another
-        answer it gets 409."""
+        answer it gets 409.
+
+        A closed or archived campaign refuses new answers (409 "campaign CID is closed"); a retried one
+        it recorded before still gets its reply. A paused campaign records an answer to a lease it
+        gave before the pause: the assessor has read the pair and decided (often while the organiser
+        pressed Pause), and refusing would lose that judgment; pausing stops new work only. The
+        lease expires as usual, so after a resume an unexpired one is shown to its assessor again."""
         with self.lock:
             if assessor in self.revoked:
                 raise Unauthorized("this assessor token is revoked")
@@ -286,6 +304,8 @@ class CampaignRuntime:
                     raise Conflict(f"client_id {client_id!r} already recorded another answer "
                                              f"(task {recorded.task_id}); send a new client_id for a new answer")
                 return
+            if self.state in ("closed", "archived"):
+                raise Conflict(f"campaign {self.id} is {self.state}")
             now = self.settings.clock()
             lease = self.leases.get(task_id)
             if lease is None or lease.assessor != assessor or lease.expires_at <= now:
@@ -307,6 +327,9 @@ class CampaignRuntime:
         with self.lock:
             if (assessor, client_id) in self.clients:  # the same undo sent again
                 return self.leases[self.mine[assessor]] if assessor in self.mine else None
+            if self.state != "running":   # an undo leases the pair again: that is new work
+                raise Conflict(f"campaign {self.id} is {self.state}" +
+                               ("; undo when it runs again" if self.state == "paused" else ""))
             j = self.last.get(assessor)
             if j is None or j.id in self.retracted:
                 raise Conflict("nothing to undo: no answer since the last undo")
@@ -352,6 +375,7 @@ class CampaignRuntime:
 
     def set_flag(self, assessor: int, flagged: bool) -> None:
         """The organiser's decision: flag, or clear (and trust) an assessor; the process is rebuilt."""
+        self.editable()
         with self.lock:
             with self.engine.begin() as conn:
                 conn.execute(update(Assessor).where(Assessor.id == assessor)
@@ -393,6 +417,25 @@ class CampaignRuntime:
             raise IrbanditsError(f"answer: a grade is one of {grades}, got {answer!r}")
         return dict(grade=float(answer))
 
+    # ----- lifecycle ---------------------------------------------------------------------------
+    def set_state(self, state: str) -> None:
+        """Move the campaign to ``state`` (stored first); a move :data:`MOVES` does not allow gets
+        :class:`Conflict` naming the current state. Automatic assessors wake to see the change."""
+        with self.lock:
+            if state not in MOVES[self.state]:
+                raise Conflict(f"campaign {self.id} is already {state}" if state == self.state else
+                               f"campaign {self.id} is {self.state}: it can move to "
+                               f"{' or '.join(MOVES[self.state])}, not to {state}")
+            with self.engine.begin() as conn:
+                conn.execute(update(CampaignRow).where(CampaignRow.id == self.id).values(state=state))
+            self.state = state
+            self.changed.set()
+
+    def editable(self) -> None:
+        """Raise :class:`Conflict` when the campaign is archived (read-only until moved back to closed)."""
+        if self.state == "archived":
+            raise Conflict(f"campaign {self.id} is archived (read-only); move it back to closed to change it")
+
     # ----- progress ----------------------------------------------------------------------------
     def progress(self) -> dict[str, Any]:
         """The body of ``GET /api/campaigns/{CID}``."""
@@ -406,7 +449,7 @@ class CampaignRuntime:
             open_requests = sum(t["open"] for t in topics)
             stop = preference and self.judge.stop_settled
             flagged = len(self.flagged)
-        return dict(id=self.id, name=self.name, kind=self.kind, options=self.options, topics=topics,
+        return dict(id=self.id, name=self.name, kind=self.kind, state=self.state, options=self.options, topics=topics,
                     judgments=sum(self.per_topic.values()),
                     done=all(t["settled"] if stop else t["done"] for t in topics),
                     requests=open_requests, settled=sum(t["settled"] for t in topics), saved=sum(saved.values()),
@@ -493,6 +536,7 @@ class Campaigns:
     def add_assessor(self, runtime: CampaignRuntime, name: str, automatic: str | None = None) -> tuple[int, str]:
         """A new assessor of ``runtime`` (a person, or the automatic assessor registered as ``automatic``,
         started at once): ``(id, token)``; only the token's hash is stored."""
+        runtime.editable()
         if automatic is not None:
             if runtime.kind != "preference":
                 raise IrbanditsError("automatic: automatic assessors answer preference campaigns")
@@ -510,6 +554,7 @@ class Campaigns:
     def add_people(self, runtime: CampaignRuntime, names: list[str]) -> list[tuple[int, str]]:
         """New assessors (people) of ``runtime``, one per name, in one transaction (all or none):
         ``[(id, token), ...]`` in the order of ``names``; only the tokens' hashes are stored."""
+        runtime.editable()
         tokens = [new_token() for _ in names]
         now = self.settings.clock()
         with self.sessions() as session:
@@ -524,6 +569,7 @@ class Campaigns:
         """Give an assessor of ``runtime`` a new name (a checked one, see
         :func:`irbandits.service.validation.name_problem`); 404 when it is none of its."""
         self.assessor(runtime, assessor)
+        runtime.editable()
         with self.engine.begin() as conn:   # the write empties the token cache, which holds names too
             conn.execute(update(Assessor).where(Assessor.id == assessor).values(name=name))
 
@@ -546,6 +592,7 @@ class Campaigns:
         """Revoke (or restore) an assessor's token: their next call gets 401, their answers stay in the
         log, their open lease goes to others; an automatic assessor gets no work until it is restored."""
         self.assessor(runtime, assessor)
+        runtime.editable()
         with self.engine.begin() as conn:   # the write empties the token cache (irbandits.service.auth)
             conn.execute(update(Assessor).where(Assessor.id == assessor).values(revoked=revoked))
         runtime.set_revoked(assessor, revoked)
@@ -554,6 +601,7 @@ class Campaigns:
         """A new token for an assessor (a new link); the old one stops working at once."""
         if self.assessor(runtime, assessor).automatic is not None:
             raise IrbanditsError("token: an automatic assessor has no link to re-issue")
+        runtime.editable()
         token = new_token()
         with self.engine.begin() as conn:
             conn.execute(update(Assessor).where(Assessor.id == assessor)
@@ -576,6 +624,25 @@ class Campaigns:
             self.campaigns[row.id] = runtime = CampaignRuntime(row, self.settings, self.engine)
         return runtime
 
+    def delete(self, runtime: CampaignRuntime) -> None:
+        """Remove a closed or archived campaign (else :class:`Conflict`): its judgments, tasks, assessors
+        and row in one transaction, then its runtime and its automatic assessors. Its assessors' tokens
+        are unknown from then on (401) and its id is 404."""
+        with self.lock, runtime.lock:
+            if runtime.state not in ("closed", "archived"):
+                raise Conflict(f"campaign {runtime.id} is {runtime.state}; close it before deleting it")
+            with self.engine.begin() as conn:   # the assessors' delete empties the token cache
+                for table in (Judgment, Task, Assessor):
+                    conn.execute(delete(table).where(table.campaign_id == runtime.id))
+                conn.execute(delete(CampaignRow).where(CampaignRow.id == runtime.id))
+            del self.campaigns[runtime.id]
+            runtime.removed = True
+            runtime.changed.set()
+        for worker in [w for w in self.workers if w.runtime is runtime]:
+            worker.join(5)
+            self.workers.remove(worker)
+            self.failed.pop(worker.assessor, None)
+
     def get(self, campaign_id: int) -> CampaignRuntime:
         """Campaign ``campaign_id``; 404 when there is none."""
         runtime = self.campaigns.get(campaign_id)
@@ -593,7 +660,7 @@ class Automatic(threading.Thread):
     "right"`` (:mod:`irbandits.judging.assessors`) answering a preference campaign's tasks through the
     same lease / answer path as a person, so it never gets a pair twice and its answers are logged and
     checked like anyone's; it waits for the campaign to change when nothing is open for it (or while it
-    is revoked). When the callable raises (or answers something else) the assessor is marked failed
+    is revoked, or the campaign is not running), and stops when the campaign is deleted. When the callable raises (or answers something else) the assessor is marked failed
     (``failed``) and stops."""
 
     def __init__(self, runtime: CampaignRuntime, assessor: int, name: str, judge: Callable,
@@ -605,7 +672,7 @@ class Automatic(threading.Thread):
     def run(self) -> None:
         r = self.runtime
         self.failed.pop(self.assessor, None)
-        while not self.stopping.is_set():
+        while not self.stopping.is_set() and not r.removed:
             lease = r.next_task(self.assessor)
             if lease is None:
                 r.changed.wait(0.5)

@@ -20,7 +20,8 @@ class Base(DeclarativeBase):
 
 
 class CampaignRow(Base):
-    """A judging campaign: its kind, options and the inputs its process is built from."""
+    """A judging campaign: its kind, options, the inputs its process is built from, and its lifecycle
+    state (running, paused, closed or archived: :data:`irbandits.service.campaign_runtime.MOVES`)."""
 
     __tablename__ = "campaigns"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -32,6 +33,7 @@ class CampaignRow(Base):
     pools: Mapped[dict[str, Any]] = mapped_column(JSON)    # preference: topic -> [docno]; graded: see campaigns.py
     tests: Mapped[list[list[str]] | None] = mapped_column(JSON, nullable=True)  # [topic, better, worse] test pairs
     created_at: Mapped[float] = mapped_column(Float)
+    state: Mapped[str] = mapped_column(String(10), default="running", server_default="running")  # see STATES
 
 
 class Assessor(Base):

@@ -72,9 +72,11 @@ def assessor_page(token: str, request: Request) -> HTMLResponse:
 
 @router.get("/api/me")
 def my_progress(request: Request, who: Assessed = Depends(require_assessor)) -> dict:
-    """The assessor page's progress line: this assessor's answers and the campaign's finished topics."""
+    """The assessor page's progress line: this assessor's answers and the campaign's finished topics,
+    and the campaign's ``state`` (running, paused, closed or archived), which tells a page that got 204
+    from ``/api/next`` whether the campaign is paused or closed rather than out of work for now."""
     registry = request.app.state.campaigns
     progress = registry.get(who.campaign_id).progress()
     return dict(name=who.name, answered=registry.get(who.campaign_id).answers().get(who.id, 0),
                 topics=len(progress["topics"]), topics_done=sum(t["done"] for t in progress["topics"]),
-                done=progress["done"])
+                done=progress["done"], state=progress["state"])

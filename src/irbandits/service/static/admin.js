@@ -86,8 +86,9 @@
       document.getElementById("judgments").textContent = s.judgments;
       document.getElementById("last-hour").textContent = s.last_hour;
       document.getElementById("topics-done").textContent = s.topics.filter((t) => t.done).length;
-      document.getElementById("state").textContent = s.done ? "done" : "running";
-      document.getElementById("state").classList.toggle("done", s.done);
+      const state = s.state === "running" && s.done ? "done" : s.state;  // as the page's state_tag shows it
+      document.getElementById("state").textContent = state;
+      document.getElementById("state").className = "tag state-tag " + state;
       document.getElementById("plot-note").textContent = s.series.length ? "" : "No judgment yet.";
       rows(document.querySelector("#topics tbody"), s.topics, "topic", (row, t) => {
         row.cells[1].textContent = t.judgments;

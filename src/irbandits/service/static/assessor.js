@@ -12,6 +12,7 @@
   let clientId = null;  // one per task: a repeated or retried answer is recorded once
   let busy = false;     // an answer or a fetch is on its way: keys and clicks wait
   let timer = null;
+  const idle = { title: $("idle-title").textContent, why: $("idle-why").textContent };  // nothing open for now
 
   function newClientId() {
     const bytes = new Uint8Array(16);
@@ -44,17 +45,32 @@
     try { return (await response.json()).detail || response.statusText; } catch (e) { return response.statusText; }
   }
 
+  // why nothing is shown: the campaign is paused or closed by its organiser, finished, or all its open
+  // work is with others (GET /api/next answers 204 for each; /api/me's state and done tell them apart)
+  function explain(me) {
+    let title = idle.title, why = idle.why, again = true;
+    if (me.state === "paused") {
+      title = "Paused";
+      why = "This campaign is paused by its organiser; come back later. This page checks again every 20 seconds.";
+    } else if (me.state === "closed" || me.state === "archived") {
+      [title, why, again] = ["Closed", "This campaign is closed by its organiser: it takes no more answers. Thank you!", false];
+      clearTimeout(timer);  // a closed campaign never hands out work again
+    } else if (me.done) {
+      [title, why, again] = ["All done", "The campaign is finished. Thank you!", false];
+    }
+    $("app").dataset.state = me.state;
+    $("idle-title").textContent = title;
+    $("idle-why").textContent = why;
+    $("again").hidden = !again;
+  }
+
   async function refreshProgress() {
     try {
       const r = await api("/api/me");
       if (!r.ok) return;
       const me = await r.json();
       $("progress").textContent = `${me.answered} answered · ${me.topics_done} of ${me.topics} topics finished`;
-      if (me.done) {
-        $("idle-title").textContent = "All done";
-        $("idle-why").textContent = "The campaign is finished. Thank you!";
-        $("again").hidden = true;
-      }
+      explain(me);
     } catch (e) { /* progress is a nicety; the task flow reports connection problems */ }
   }
 
@@ -79,8 +95,11 @@
       const r = await api("/api/next");
       if (r.status === 204) {
         task = null;
-        show("idle");
         timer = setTimeout(loadNext, 20000);
+        await refreshProgress();  // says why before the idle part shows
+        show("idle");
+        say("");
+        return;
       } else if (r.ok) {
         render(await r.json());
       } else {
@@ -113,7 +132,9 @@
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ answer: value, client_id: clientId }),
       });
-      if (r.status === 409 || r.status === 404) {
+      if (r.status === 409 && / is (closed|archived)$/.test(await detail(r))) {
+        notice = "The campaign was closed by its organiser: that answer was not recorded.";
+      } else if (r.status === 409 || r.status === 404) {
         notice = "That task had expired and may go to someone else; here is the next one.";
       } else if (!r.ok) {
         say(`Not recorded: ${await detail(r)}`, true);
