@@ -12,6 +12,7 @@ code and the server's ``detail``. ``transport`` lets tests pass an in-process ap
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -106,8 +107,20 @@ class Client:
     def judgments(self, cid: int) -> str:
         return self._call("GET", f"/api/campaigns/{cid}/judgments").text
 
+    def judgments_log(self, cid: int) -> list[dict]:
+        """The whole judgments log, one dict per entry (``?format=jsonl``): ``id``, ``kind`` (answer, test,
+        repeat, retract, skip), ``topic``, ``docnos``, ``answer``, ``assessor``, ``name``, ``lease_time`` and
+        ``answer_time`` (unix seconds), ``reason`` and ``comment`` (skips), ``retracts``."""
+        text = self._call("GET", f"/api/campaigns/{cid}/judgments", params={"format": "jsonl"}).text
+        return [json.loads(line) for line in text.splitlines()]
+
     def qrels(self, cid: int, best: bool = False) -> str:
         return self._call("GET", f"/api/campaigns/{cid}/qrels", params={"best": 1} if best else None).text
+
+    def reports(self, cid: int) -> list[dict]:
+        """The assessors' skips and problem reports, in order: ``{"id", "task", "topic", "docnos", "reason",
+        "comment", "assessor", "name", "time"}`` each (``time`` in unix seconds)."""
+        return self._call("GET", f"/api/campaigns/{cid}/reports").json()
 
     # ----- judging campaigns (assessor) ----------------------------------------------------------
     def next_task(self) -> dict | None:
@@ -117,6 +130,13 @@ class Client:
 
     def answer(self, task: int, answer: str | int, client_id: str) -> dict:
         return self._call("POST", f"/api/tasks/{task}/answer", json={"answer": answer, "client_id": client_id}).json()
+
+    def skip(self, task: int, reason: str, client_id: str, comment: str | None = None) -> dict:
+        """Skip the task held: ``reason`` ``"cant-judge"``, or a problem (``"broken"``, ``"language"``,
+        ``"other"``) with an optional ``comment`` (up to 1,000 characters). Not a judgment: the pair goes to
+        someone else, never back to this assessor; :meth:`next_task` gives the next one."""
+        body = {"reason": reason, "client_id": client_id} | ({"comment": comment} if comment is not None else {})
+        return self._call("POST", f"/api/tasks/{task}/skip", json=body).json()
 
     # ----- online experiments --------------------------------------------------------------------
     def create_experiment(self, name: str, rankers: list[str], algorithm: str, comparison: str = "team-draft",

@@ -12,7 +12,7 @@ import csv
 import hmac
 import io
 import time
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
@@ -25,10 +25,11 @@ from irbandits.service.campaign_runtime import MOVES, Campaigns
 from irbandits.service.campaign_spec import OPTIONS, check_campaign
 from irbandits.service.credentials import token_hash
 from irbandits.service.guard import client_address, refusal
+from irbandits.service.judges import log_csv, log_jsonl
 from irbandits.service.models import Assessor
 from irbandits.service.pages import render
 from irbandits.service.uploads import campaign_body, file_name
-from irbandits.service.validation import name_problem, read_names
+from irbandits.service.validation import csv_text, name_problem, read_names
 from irbandits.service.websession import (
     LOGIN_COOKIE,
     check_csrf,
@@ -223,7 +224,7 @@ async def add_assessors(cid: int, request: Request, nonce: str = Depends(require
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["name", "url"])
-    writer.writerows([name, f"{_base(request)}/a/{token}"] for name, (_, token) in zip(names, made))
+    writer.writerows([csv_text(name), f"{_base(request)}/a/{token}"] for name, (_, token) in zip(names, made))
     return _download(out.getvalue(), f"campaign-{cid}-links.csv", "text/csv")
 
 
@@ -286,7 +287,8 @@ def stats(cid: int, request: Request, nonce: str = Depends(require_session)) -> 
 
 
 def campaign_stats(cid: int, request: Request) -> dict[str, Any]:
-    """Progress of campaign ``cid`` with its assessors, judgments per hour and cumulative judgments."""
+    """Progress of campaign ``cid`` with its assessors, judgments per hour, cumulative judgments and the
+    assessors' skips and problem reports (the latest first)."""
     runtime = registry(request).get(cid)
     progress = runtime.progress()
     with runtime.lock:  # the judgments the process counts: target answers of unflagged assessors, not retracted
@@ -299,7 +301,11 @@ def campaign_stats(cid: int, request: Request) -> dict[str, Any]:
     series = [[times[i], i + 1] for i in range(step - 1, len(times), step)]
     if times and series[-1][1] != len(times):
         series.append([times[-1], len(times)])
-    return dict(progress, assessors=registry(request).listing(runtime), now=now,
+    assessors = registry(request).listing(runtime)
+    names = {a["id"]: a["name"] for a in assessors}
+    reports = [r | dict(name=names.get(r["assessor"]), when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(r["time"])))
+               for r in reversed(runtime.reports())]   # the latest first
+    return dict(progress, assessors=assessors, now=now, reports=reports,
                 agreement=runtime.agreement(),
                 last_hour=sum(1 for t in times if t > now - 3600),
                 per_hour=[dict(hour=time.strftime("%Y-%m-%d %H:00 UTC", time.gmtime(h * 3600)), judgments=n)
@@ -316,6 +322,16 @@ def _download(text: str, filename: str, media_type: str = "text/plain") -> Plain
 @router.get("/campaigns/{cid}/judgments.txt")
 def download_judgments(cid: int, request: Request, nonce: str = Depends(require_session)) -> PlainTextResponse:
     return _download(registry(request).get(cid).judgments_text(), f"campaign-{cid}-judgments.txt")
+
+
+@router.get("/campaigns/{cid}/judgments.{fmt}")
+def download_log(cid: int, fmt: Literal["jsonl", "csv"], request: Request,
+                 nonce: str = Depends(require_session)) -> PlainTextResponse:
+    """The whole judgments log as JSON Lines or CSV (see ``GET /api/campaigns/{CID}/judgments?format=``)."""
+    reg = registry(request)
+    rows = reg.log_rows(reg.get(cid))
+    text, media = (log_jsonl(rows), "application/x-ndjson") if fmt == "jsonl" else (log_csv(rows), "text/csv")
+    return _download(text, f"campaign-{cid}-log.{fmt}", media)
 
 
 @router.get("/campaigns/{cid}/qrels.txt")

@@ -12,6 +12,7 @@ from pydantic_core import PydanticCustomError
 from irbandits.service.auth import require_admin, require_assessor
 from irbandits.service.campaign_runtime import Campaigns
 from irbandits.service.campaign_spec import check_campaign
+from irbandits.service.judges import log_csv, log_jsonl
 from irbandits.service.validation import MAX_NAMES, Name, Strict, parsed, raw_body
 
 router = APIRouter(prefix="/api")
@@ -83,6 +84,20 @@ class UndoIn(Strict):
 class AnswerIn(Strict):
     answer: StrictStr | StrictInt
     client_id: str = Field(min_length=1, max_length=200)
+
+
+class SkipIn(Strict):
+    """``POST /api/tasks/{TID}/skip``: why (:data:`~irbandits.service.campaign_runtime.SKIP_REASONS`), and
+    an optional comment (stripped; a blank one is none)."""
+
+    reason: Literal["cant-judge", "broken", "language", "other"]
+    comment: StrictStr | None = Field(None, max_length=1000)
+    client_id: str = Field(min_length=1, max_length=200)
+
+    @field_validator("comment")
+    @classmethod
+    def _strip(cls, comment: str | None) -> str | None:
+        return (comment or "").strip() or None
 
 
 def registry(request: Request) -> Campaigns:
@@ -194,11 +209,33 @@ def campaign_quality(cid: int, request: Request) -> dict:
 
 
 @router.get("/campaigns/{cid}/judgments", response_class=PlainTextResponse, dependencies=admin)
-def export_judgments(cid: int, request: Request, log: bool = False) -> str:
+def export_judgments(cid: int, request: Request, log: bool = False,
+                     format: Literal["text", "jsonl", "csv"] = "text") -> Response:
     """Target answers in log order, without flagged assessors' and retracted ones (quality checks are
     not judgments of the process); the assessor listing tells which ids are automatic. With ``?log=1``:
-    the whole append-only log, every row with its kind as a last column (answer, test, repeat, retract)."""
-    return registry(request).get(cid).judgments_text(log)
+    the whole append-only log, every row with its kind as a last column (answer, test, repeat, retract,
+    skip); a skip row has ``-`` for its answer and its reason and comment (a JSON string) after its kind.
+    With ``?format=jsonl`` or ``csv``: the whole log for analysis and payment, one row per entry with
+    its kind, topic, docnos, answer, assessor id and name, lease and answer times (unix seconds), a
+    skip's reason and comment, and the id a retract takes back (:data:`irbandits.service.judges.LOG_FIELDS`)."""
+    reg = registry(request)
+    runtime = reg.get(cid)
+    if format == "text":
+        return PlainTextResponse(runtime.judgments_text(log))
+    rows = reg.log_rows(runtime)
+    if format == "jsonl":
+        return Response(log_jsonl(rows), media_type="application/x-ndjson")
+    return Response(log_csv(rows), media_type="text/csv; charset=utf-8")
+
+
+@router.get("/campaigns/{cid}/reports", dependencies=admin)
+def campaign_reports(cid: int, request: Request) -> list[dict]:
+    """The assessors' skips ("can't judge") and problem reports, in the order they came: topic, docnos,
+    reason, comment, the assessor's id and name, and the time (unix seconds)."""
+    reg = registry(request)
+    runtime = reg.get(cid)
+    names = {a.id: a.name for a in reg.assessors(cid)}
+    return [r | {"name": names.get(r["assessor"])} for r in runtime.reports()]
 
 
 @router.get("/campaigns/{cid}/qrels", response_class=PlainTextResponse, dependencies=admin)
@@ -238,4 +275,15 @@ async def answer(tid: int, request: Request) -> Response:
     body = parsed(AnswerIn, await request.body())
     runtime = registry(request).get(who.campaign_id)
     runtime.answer(who.id, tid, body.answer, body.client_id)
+    return Response(_RECORDED, media_type="application/json")
+
+
+@router.post("/tasks/{tid}/skip", openapi_extra=raw_body(SkipIn))
+async def skip(tid: int, request: Request) -> Response:
+    """Skip the task held ("can't judge", or a problem report with a reason and a comment): logged as a
+    "skip" row, not a judgment; the request goes to someone else, and ``GET /api/next`` gives the next task."""
+    who = require_assessor(request)
+    body = parsed(SkipIn, await request.body())
+    runtime = registry(request).get(who.campaign_id)
+    runtime.skip(who.id, tid, body.reason, body.comment, body.client_id)
     return Response(_RECORDED, media_type="application/json")

@@ -11,6 +11,9 @@ Rules (spec ``service.md``):
   answer to it gets 409;
 - an answer is committed to the judgments table before it is applied and acknowledged, and a
   ``client_id`` sent again by the same assessor gets the same reply without a second record;
+- an assessor may skip the task they hold ("can't judge", or a problem report: :data:`SKIP_REASONS`):
+  a "skip" row is logged like an answer, the request goes back to the others and never again to
+  them, and nothing reaches the process or the quality signals;
 - a campaign is running, paused, closed or archived (:data:`MOVES`, stored in ``campaigns.state``):
   only a running one hands out work; a paused one still records answers to the leases it gave
   (:meth:`CampaignRuntime.answer` says why); a closed one refuses new answers (409) but its exports
@@ -39,7 +42,7 @@ from sqlalchemy.engine import Engine
 from irbandits.errors import Conflict, IrbanditsError, NotFound, Unauthorized
 from irbandits.judging.assessors import AssessorRegistry, ask
 from irbandits.service.credentials import new_token, token_hash
-from irbandits.service.judges import answer_value, judgments_text, make_judge
+from irbandits.service.judges import answer_value, judgments_text, log_row, make_judge
 from irbandits.service.models import Assessor, CampaignRow, Judgment, Task
 from irbandits.service.quality import Signals, Votes, agreement, flag_reason
 from irbandits.service.settings import Settings
@@ -51,6 +54,9 @@ log = logging.getLogger("irbandits.service")
 _NEW_TASK = insert(Task)
 _NEW_JUDGMENT = insert(Judgment)
 _ANSWERED = update(Task).where(Task.id == bindparam("task")).values(answered=True)
+
+# why an assessor skips a task: they cannot judge it, or they report a problem with it
+SKIP_REASONS = ("cant-judge", "broken", "language", "other")
 
 # the lifecycle: each state and the states the organiser may move a campaign to from it
 MOVES = {"running": ("paused", "closed"), "paused": ("running", "closed"), "closed": ("archived",),
@@ -71,7 +77,7 @@ class Lease:
 
 def same_answer(recorded, task_id: int, answer: Any) -> bool:
     """Whether ``answer`` to ``task_id`` is what the judgments row ``recorded`` holds (a retried answer)."""
-    if recorded.kind == "retract" or recorded.task_id != task_id:
+    if recorded.kind in ("retract", "skip") or recorded.task_id != task_id:
         return False
     if recorded.right is not None:
         return answer in ("left", "right") and recorded.winner == (recorded.left if answer == "left" else recorded.right)
@@ -128,6 +134,9 @@ class CampaignRuntime:
         if lease is not None and self.mine.get(lease.assessor) == lease.id:
             del self.mine[lease.assessor]
         key = self.judge.key(j.topic, j.left, j.right)
+        if j.kind == "skip":   # not a judgment: the request is free for the others, never again for them
+            self.seen[j.assessor_id].add(key)
+            return
         self._count(j, key, 1)
         if issued_at is not None:
             self.signals[j.assessor_id].seconds.append(j.created_at - issued_at)
@@ -222,7 +231,7 @@ class CampaignRuntime:
             for topic in self.judge.process.topics:
                 if topic not in busy:
                     docno = self.judge.offer(topic)
-                    if docno is not None:
+                    if docno is not None and (topic, docno) not in self.seen[assessor]:  # they skipped it
                         return topic, docno, None, "answer"
             return None
         held = Counter(self.judge.key(x.topic, x.left, x.right) for x in self.leases.values() if x.kind == "answer")
@@ -313,13 +322,49 @@ class CampaignRuntime:
             value = self._value(lease, answer)
             judgment = dict(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic,
                             left=lease.left, right=lease.right, winner=None, grade=None, client_id=client_id,
-                            created_at=now, kind=lease.kind, retracts=None) | value
+                            created_at=now, kind=lease.kind, retracts=None, reason=None, comment=None) | value
             with self.engine.begin() as conn:
                 judgment["id"] = conn.execute(_NEW_JUDGMENT, judgment).inserted_primary_key[0]
                 conn.execute(_ANSWERED, {"task": task_id})
             self.apply(SimpleNamespace(**judgment), lease.issued_at)
             if lease.kind != "answer" or self.signals[assessor].answers % 5 == 0:  # the signals that moved
                 self._check_flag(assessor)
+
+    def skip(self, assessor: int, task_id: int, reason: str, comment: str | None, client_id: str) -> None:
+        """Record that ``assessor`` skips the task they hold (``reason``: one of :data:`SKIP_REASONS`,
+        ``comment``: their words or None): a "skip" row is committed, then the lease is closed and the
+        request goes back to the others, never again to this assessor. The process, the answer counts
+        and the quality signals do not change. Errors and the campaign's states as for :meth:`answer`;
+        a ``client_id`` sent again with the same skip is recorded once, with anything else it gets 409."""
+        with self.lock:
+            if assessor in self.revoked:
+                raise Unauthorized("this assessor token is revoked")
+            recorded = self.clients.get((assessor, client_id))
+            if recorded is not None:
+                if (recorded.kind, recorded.task_id, recorded.reason, recorded.comment) != ("skip", task_id, reason, comment):
+                    raise Conflict(f"client_id {client_id!r} already recorded something else (task "
+                                   f"{recorded.task_id}); send a new client_id for a new skip")
+                return
+            if self.state in ("closed", "archived"):
+                raise Conflict(f"campaign {self.id} is {self.state}")
+            now = self.settings.clock()
+            lease = self.leases.get(task_id)
+            if lease is None or lease.assessor != assessor or lease.expires_at <= now:
+                self._refuse(assessor, task_id)
+            row = dict(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic, left=lease.left,
+                       right=lease.right, winner=None, grade=None, client_id=client_id, created_at=now, kind="skip",
+                       retracts=None, reason=reason, comment=comment)
+            with self.engine.begin() as conn:
+                row["id"] = conn.execute(_NEW_JUDGMENT, row).inserted_primary_key[0]
+                conn.execute(_ANSWERED, {"task": task_id})
+            self.apply(SimpleNamespace(**row))
+
+    def reports(self) -> list[dict[str, Any]]:
+        """The skips and problem reports, in log order: what ``GET /api/campaigns/{CID}/reports`` lists."""
+        with self.lock:
+            return [dict(id=j.id, task=j.task_id, topic=j.topic, docnos=[j.left] if j.right is None else [j.left, j.right],
+                         reason=j.reason, comment=j.comment, assessor=j.assessor_id, time=j.created_at)
+                    for j in self.log if j.kind == "skip"]
 
     def undo(self, assessor: int, client_id: str) -> Lease:
         """Retract the assessor's latest answer (an appended "retract" row) and lease its request to
@@ -339,7 +384,7 @@ class CampaignRuntime:
             now = self.settings.clock()
             event = dict(campaign_id=self.id, task_id=j.task_id, assessor_id=assessor, topic=j.topic, left=j.left,
                          right=j.right, winner=j.winner, grade=j.grade, client_id=client_id, created_at=now,
-                         kind="retract", retracts=j.id)
+                         kind="retract", retracts=j.id, reason=None, comment=None)
             with self.engine.begin() as conn:
                 event["id"] = conn.execute(_NEW_JUDGMENT, event).inserted_primary_key[0]
             self.apply(SimpleNamespace(**event))
@@ -564,6 +609,16 @@ class Campaigns:
             session.add_all(rows)
             session.commit()
             return [(row.id, token) for row, token in zip(rows, tokens)]
+
+    def log_rows(self, runtime: CampaignRuntime) -> list[dict[str, Any]]:
+        """Every row of ``runtime``'s judgments log, in order, for the JSON Lines and CSV exports
+        (:func:`irbandits.service.judges.log_row`: with the assessor's name and the lease's time)."""
+        with runtime.lock:
+            rows = list(runtime.log)
+        names = {a.id: a.name for a in self.assessors(runtime.id)}
+        with self.engine.connect() as conn:   # after the log's copy: every task of its rows is there
+            issued = dict(conn.execute(select(Task.id, Task.issued_at).where(Task.campaign_id == runtime.id)).all())
+        return [log_row(j, names.get(j.assessor_id), issued.get(j.task_id)) for j in rows]
 
     def rename(self, runtime: CampaignRuntime, assessor: int, name: str) -> None:
         """Give an assessor of ``runtime`` a new name (a checked one, see

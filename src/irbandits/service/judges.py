@@ -13,11 +13,16 @@ tie (even r) going to the first answer's choice. The judgments export lists ever
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from collections import Counter
 from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
+
+from irbandits.service.validation import csv_text
 
 
 def topk_process(pools: dict[str, list[str]], options: dict[str, Any]):
@@ -197,8 +202,47 @@ def _grade(value: float) -> int | float:
 def judgments_text(rows, kinds: bool = False) -> str:
     """The judgments export: ``topic left right winner assessor_id unix_time`` (preference) or
     ``topic docno grade assessor_id unix_time`` (graded), one recorded answer a line, in log order;
-    with ``kinds`` each line ends with the row's kind."""
-    end = (lambda j: f" {j.kind}\n") if kinds else (lambda j: "\n")
-    return "".join(
-        f"{j.topic} {j.left} {j.right} {j.winner} {j.assessor_id} {int(j.created_at)}{end(j)}" if j.right is not None
-        else f"{j.topic} {j.left} {_grade(j.grade)} {j.assessor_id} {int(j.created_at)}{end(j)}" for j in rows)
+    with ``kinds`` each line ends with the row's kind. A skip (only with ``kinds``) has ``-`` for its
+    winner or grade and ends with its reason and its comment as a JSON string (``""`` when none)."""
+    return "".join(_line(j, kinds) for j in rows)
+
+
+def _line(j, kinds: bool) -> str:
+    skip = j.kind == "skip"
+    value = "-" if skip else j.winner if j.right is not None else _grade(j.grade)
+    end = f" skip {j.reason} {json.dumps(j.comment or '')}" if skip else f" {j.kind}" if kinds else ""
+    docs = j.left if j.right is None else f"{j.left} {j.right}"
+    return f"{j.topic} {docs} {value} {j.assessor_id} {int(j.created_at)}{end}\n"
+
+
+# the rows of the JSON Lines and CSV log exports, in this order
+LOG_FIELDS = ("id", "kind", "topic", "docnos", "answer", "assessor", "name", "lease_time", "answer_time", "reason",
+              "comment", "retracts")
+
+
+def log_row(j, name: str | None, lease_time: float | None) -> dict[str, Any]:
+    """One judgments row for the log exports: its kind (answer, test, repeat, retract, skip), the
+    documents, the answer (the preferred docno or the grade; for a retract the one taken back; none for
+    a skip), the assessor's id and name, the lease and answer times (unix seconds), a skip's reason and
+    comment, and the id a retract takes back."""
+    skip = j.kind == "skip"
+    answer = None if skip else j.winner if j.right is not None else _grade(j.grade)
+    return dict(id=j.id, kind=j.kind, topic=j.topic, docnos=[j.left] if j.right is None else [j.left, j.right],
+                answer=answer, assessor=j.assessor_id, name=name, lease_time=lease_time, answer_time=j.created_at,
+                reason=j.reason if skip else None, comment=j.comment if skip else None, retracts=j.retracts)
+
+
+def log_jsonl(rows: list[dict[str, Any]]) -> str:
+    """The log export as JSON Lines: one object a row, keys :data:`LOG_FIELDS`."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def log_csv(rows: list[dict[str, Any]]) -> str:
+    """The log export as CSV with a header (:data:`LOG_FIELDS`); docnos joined by a space, none as empty."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(LOG_FIELDS)
+    for r in rows:
+        writer.writerow(["" if r[k] is None else " ".join(r[k]) if k == "docnos" else csv_text(r[k])
+                         if k in ("name", "comment") else r[k] for k in LOG_FIELDS])
+    return out.getvalue()

@@ -69,8 +69,8 @@ class Task(Base):
 
 
 class Judgment(Base):
-    """One recorded answer, quality check or retraction; the table is append-only and ``id`` is the
-    order answers were applied in."""
+    """One recorded answer, quality check, retraction or skip (a "can't judge" or a problem report, with
+    its reason and comment); the table is append-only and ``id`` is the order answers were applied in."""
 
     __tablename__ = "judgments"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -84,8 +84,10 @@ class Judgment(Base):
     grade: Mapped[float | None] = mapped_column(Float, nullable=True)
     client_id: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[float] = mapped_column(Float)
-    kind: Mapped[str] = mapped_column(String(10), default="answer")  # "answer", "test", "repeat" or "retract"
+    kind: Mapped[str] = mapped_column(String(10), default="answer")  # "answer", "test", "repeat", "retract" or "skip"
     retracts: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a retract event: the judgment taken back
+    reason: Mapped[str | None] = mapped_column(String(20), nullable=True)     # a skip: a key of SKIP_REASONS
+    comment: Mapped[str | None] = mapped_column(String(1000), nullable=True)  # a skip: the assessor's words
     __table_args__ = (UniqueConstraint("assessor_id", "client_id", name="uq_judgments_client"),)
 
 

@@ -181,3 +181,14 @@ def parsed(model: type[BaseModel], body: bytes):
         return model.model_validate_json(body)
     except ValidationError as exc:
         raise RequestValidationError(exc.errors()) from None
+
+
+def csv_text(text: str | None) -> str | None:
+    """``text`` as a CSV cell a spreadsheet shows rather than runs: a leading ``=``, ``+``, ``-``, ``@``,
+    tab or carriage return gets an apostrophe before it (OWASP's advice on CSV injection), so a name or
+    comment an assessor typed cannot become a formula on the organiser's machine.
+
+    >>> csv_text("=HYPERLINK(1)"), csv_text("Ann")
+    ("'=HYPERLINK(1)", 'Ann')
+    """
+    return "'" + text if text and text[0] in "=+-@\t\r" else text

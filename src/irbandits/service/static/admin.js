@@ -98,7 +98,8 @@
         state.textContent = t.done ? "done" : t.settled ? "settled" : "open";
         state.className = "state " + state.textContent;
       });
-      [["topics-settled", s.settled], ["saved", s.saved], ["flagged", s.flagged]].forEach(([id, v]) => {
+      [["topics-settled", s.settled], ["saved", s.saved], ["flagged", s.flagged],
+       ["report-count", s.reports.length]].forEach(([id, v]) => {
         const node = document.getElementById(id);
         if (node) node.textContent = v;
       });
@@ -116,6 +117,21 @@
         });
         return tr;
       }));
+      const reports = document.querySelector("#reports tbody");
+      if (s.reports.length && reports.rows.length !== s.reports.length) {  // new reports: the table anew
+        const reasons = { "cant-judge": "can't judge", broken: "broken passage", language: "wrong language", other: "other" };
+        reports.replaceChildren(...s.reports.map((x) => {
+          const tr = document.createElement("tr");
+          tr.dataset.report = x.id;
+          [x.topic, x.docnos.join(", "), reasons[x.reason], x.comment || "", x.name, x.when].forEach((v, i) => {
+            const td = document.createElement("td");
+            td.textContent = v;
+            td.className = ["", "", "reason", "comment", "", "small"][i];
+            tr.append(td);
+          });
+          return tr;
+        }));
+      }
       plot(s.series, s.now);
     } catch (e) { /* the next refresh tries again */ }
   }

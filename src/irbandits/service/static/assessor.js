@@ -8,8 +8,10 @@
   const kind = $("app").dataset.kind;
   const texts = Array.from(document.querySelectorAll(".item .text"));
   const buttons = Array.from(document.querySelectorAll("button.answer"));
+  const skipButtons = ["cant-judge", "report-open", "report-send"].map($);
   let task = null;      // the task shown now
   let clientId = null;  // one per task: a repeated or retried answer is recorded once
+  let skipId = null;    // one per task, for its skip or report (a retried one is recorded once)
   let busy = false;     // an answer or a fetch is on its way: keys and clicks wait
   let timer = null;
   const idle = { title: $("idle-title").textContent, why: $("idle-why").textContent };  // nothing open for now
@@ -77,6 +79,8 @@
   function render(next) {
     task = next;
     clientId = newClientId();
+    skipId = newClientId();
+    closeReport();
     $("task").dataset.task = next.task;
     $("query").textContent = shown(next.query);
     next.items.forEach((item, i) => {
@@ -84,6 +88,7 @@
       texts[i].scrollTop = 0;
     });
     buttons.forEach((b) => { b.classList.remove("pressed"); b.disabled = false; });
+    skipButtons.forEach((b) => { b.disabled = false; });
     show("task");
     window.scrollTo(0, 0);
   }
@@ -154,6 +159,52 @@
     if (notice) say(notice);
   }
 
+  function openReport() {
+    $("report").hidden = false;
+    $("report-open").setAttribute("aria-expanded", "true");
+    $("report").scrollIntoView({ block: "nearest" });
+  }
+
+  function closeReport() {
+    $("report").hidden = true;
+    $("report").reset();
+    $("report-open").setAttribute("aria-expanded", "false");
+  }
+
+  // skip the task shown: "can't judge", or a problem report (reason, optional comment); not an answer,
+  // so the pair goes to someone else and this page asks for the next one
+  async function skip(reason, comment) {
+    if (!task || busy) return;
+    busy = true;
+    skipButtons.forEach((b) => { b.disabled = true; });
+    let notice = reason === "cant-judge" ? "Skipped." : "Thank you: your report was sent.";
+    try {
+      const r = await api(`/api/tasks/${task.task}/skip`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ reason, comment: comment || null, client_id: skipId }),
+      });
+      if (r.status === 409 && / is (closed|archived)$/.test(await detail(r))) {
+        notice = "The campaign was closed by its organiser.";
+      } else if (r.status === 409 || r.status === 404) {
+        notice = "That task had expired and may go to someone else.";
+      } else if (!r.ok) {
+        say(`Not sent: ${await detail(r)}`, true);
+        skipButtons.forEach((b) => { b.disabled = false; });
+        busy = false;
+        return;
+      }
+    } catch (e) {
+      say("Not sent: no connection. Press again to retry (it will be recorded once).", true);
+      skipButtons.forEach((b) => { b.disabled = false; });
+      busy = false;
+      return;
+    }
+    busy = false;
+    await loadNext();
+    say(task ? `${notice} Here is the next one.` : notice);
+  }
+
   async function undo() {
     if (busy || $("undo").hidden) return;
     busy = true;
@@ -185,6 +236,7 @@
 
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
+    if (!$("report").hidden || e.target.closest("input, textarea, select")) return;  // typing a report
     if (e.key === "u" || e.key === "U") { e.preventDefault(); undo(); return; }
     if (!(e.key in keys)) return;
     e.preventDefault();
@@ -193,5 +245,12 @@
   buttons.forEach((b) => b.addEventListener("click", () => answer(keys[b.dataset.answer] ?? b.dataset.answer)));
   $("again").addEventListener("click", loadNext);
   $("undo").addEventListener("click", undo);
+  $("cant-judge").addEventListener("click", () => skip("cant-judge"));
+  $("report-open").addEventListener("click", () => ($("report").hidden ? openReport() : closeReport()));
+  $("report-cancel").addEventListener("click", closeReport);
+  $("report").addEventListener("submit", (e) => {
+    e.preventDefault();
+    skip(new FormData($("report")).get("reason"), $("report-comment").value.trim());
+  });
   loadNext();
 })();
