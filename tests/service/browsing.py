@@ -126,3 +126,18 @@ def wait_next(page, task: str) -> None:
     page.wait_for_function("t => { const s = document.getElementById('task');"
                            " return s.hidden ? !document.getElementById('idle').hidden : s.dataset.task !== t; }",
                            arg=task)
+
+
+def organiser(browser, site, viewport=LAPTOP):
+    """A logged-in organiser page on the campaigns list that accepts (and records) the confirmations of
+    the buttons: (context, page, confirmation messages, page errors)."""
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    confirmed, errors = [], []
+    page.on("dialog", lambda d: (confirmed.append(d.message), d.accept()))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(site.url + "/admin")
+    page.fill("#token", ADMIN)
+    page.click("button[type=submit]")
+    expect(page.locator("h1")).to_have_text("Campaigns")
+    return context, page, confirmed, errors

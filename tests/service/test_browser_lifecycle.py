@@ -8,26 +8,11 @@ import pytest
 
 pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 
-from .browsing import LAPTOP, PHONE, expect, needs_chromium, preference, shown  # noqa: E402
-from .conftest import ADMIN  # noqa: E402
+from .browsing import LAPTOP, PHONE, expect, needs_chromium, organiser, preference, shown  # noqa: E402
 
 pytestmark = needs_chromium
 
 PAUSED = "This campaign is paused by its organiser; come back later."
-
-
-def organiser(browser, site, viewport):
-    """A logged-in organiser page that accepts (and records) the confirmations of the buttons."""
-    context = browser.new_context(viewport=viewport)
-    page = context.new_page()
-    confirmed, errors = [], []
-    page.on("dialog", lambda d: (confirmed.append(d.message), d.accept()))
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(site.url + "/admin")
-    page.fill("#token", ADMIN)
-    page.click("button[type=submit]")
-    expect(page.locator("h1")).to_have_text("Campaigns")
-    return context, page, confirmed, errors
 
 
 def fits(page) -> bool:

@@ -8,24 +8,9 @@ import pytest
 
 pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 
-from .browsing import LAPTOP, expect, needs_chromium, preference  # noqa: E402
-from .conftest import ADMIN  # noqa: E402
+from .browsing import expect, needs_chromium, organiser, preference  # noqa: E402
 
 pytestmark = needs_chromium
-
-
-def organiser(browser, site):
-    """A logged-in organiser page that accepts the confirmations of the revoke and re-issue buttons."""
-    context = browser.new_context(viewport=LAPTOP)
-    page = context.new_page()
-    confirmed, errors = [], []
-    page.on("dialog", lambda d: (confirmed.append(d.message), d.accept()))
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(site.url + "/admin")
-    page.fill("#token", ADMIN)
-    page.click("button[type=submit]")
-    expect(page.locator("h1")).to_be_visible()
-    return context, page, confirmed, errors
 
 
 def test_organiser_revokes_restores_and_reissues_an_assessor_link(browser, site):

@@ -305,20 +305,11 @@ class CampaignRuntime:
         pressed Pause), and refusing would lose that judgment; pausing stops new work only. The
         lease expires as usual, so after a resume an unexpired one is shown to its assessor again."""
         with self.lock:
-            if assessor in self.revoked:
-                raise Unauthorized("this assessor token is revoked")
-            recorded = self.clients.get((assessor, client_id))
-            if recorded is not None:
-                if not same_answer(recorded, task_id, answer):
-                    raise Conflict(f"client_id {client_id!r} already recorded another answer "
-                                             f"(task {recorded.task_id}); send a new client_id for a new answer")
+            held = self._held(assessor, task_id, client_id, lambda r: same_answer(r, task_id, answer),
+                              "another answer", "answer")
+            if held is None:
                 return
-            if self.state in ("closed", "archived"):
-                raise Conflict(f"campaign {self.id} is {self.state}")
-            now = self.settings.clock()
-            lease = self.leases.get(task_id)
-            if lease is None or lease.assessor != assessor or lease.expires_at <= now:
-                self._refuse(assessor, task_id)
+            lease, now = held
             value = self._value(lease, answer)
             judgment = dict(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic,
                             left=lease.left, right=lease.right, winner=None, grade=None, client_id=client_id,
@@ -330,6 +321,28 @@ class CampaignRuntime:
             if lease.kind != "answer" or self.signals[assessor].answers % 5 == 0:  # the signals that moved
                 self._check_flag(assessor)
 
+    def _held(self, assessor: int, task_id: int, client_id: str, same: Callable[[Any], bool], other: str,
+              what: str) -> tuple[Lease, float] | None:
+        """Under the lock, before an answer or a skip is recorded: the lease ``assessor`` holds for
+        ``task_id`` and the time, or None when ``client_id`` already recorded the same (``same``); raises
+        :class:`Unauthorized` (revoked), :class:`Conflict` (``client_id`` recorded ``other``, or the
+        campaign closed) or what :meth:`_refuse` raises (no such lease of theirs, or expired)."""
+        if assessor in self.revoked:
+            raise Unauthorized("this assessor token is revoked")
+        recorded = self.clients.get((assessor, client_id))
+        if recorded is not None:
+            if not same(recorded):
+                raise Conflict(f"client_id {client_id!r} already recorded {other} (task {recorded.task_id}); "
+                               f"send a new client_id for a new {what}")
+            return None
+        if self.state in ("closed", "archived"):
+            raise Conflict(f"campaign {self.id} is {self.state}")
+        now = self.settings.clock()
+        lease = self.leases.get(task_id)
+        if lease is None or lease.assessor != assessor or lease.expires_at <= now:
+            self._refuse(assessor, task_id)
+        return lease, now
+
     def skip(self, assessor: int, task_id: int, reason: str, comment: str | None, client_id: str) -> None:
         """Record that ``assessor`` skips the task they hold (``reason``: one of :data:`SKIP_REASONS`,
         ``comment``: their words or None): a "skip" row is committed, then the lease is closed and the
@@ -337,20 +350,11 @@ class CampaignRuntime:
         and the quality signals do not change. Errors and the campaign's states as for :meth:`answer`;
         a ``client_id`` sent again with the same skip is recorded once, with anything else it gets 409."""
         with self.lock:
-            if assessor in self.revoked:
-                raise Unauthorized("this assessor token is revoked")
-            recorded = self.clients.get((assessor, client_id))
-            if recorded is not None:
-                if (recorded.kind, recorded.task_id, recorded.reason, recorded.comment) != ("skip", task_id, reason, comment):
-                    raise Conflict(f"client_id {client_id!r} already recorded something else (task "
-                                   f"{recorded.task_id}); send a new client_id for a new skip")
+            held = self._held(assessor, task_id, client_id, lambda r: (r.kind, r.task_id, r.reason, r.comment) ==
+                              ("skip", task_id, reason, comment), "something else", "skip")
+            if held is None:
                 return
-            if self.state in ("closed", "archived"):
-                raise Conflict(f"campaign {self.id} is {self.state}")
-            now = self.settings.clock()
-            lease = self.leases.get(task_id)
-            if lease is None or lease.assessor != assessor or lease.expires_at <= now:
-                self._refuse(assessor, task_id)
+            lease, now = held
             row = dict(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic, left=lease.left,
                        right=lease.right, winner=None, grade=None, client_id=client_id, created_at=now, kind="skip",
                        retracts=None, reason=reason, comment=comment)
