@@ -72,6 +72,7 @@ def plot_regret(table: pd.DataFrame, path: str | Path, column: str = "regret", t
         if log:
             ax.set_xscale("log")
         else:
+            ax.xaxis.set_major_locator(plt.MaxNLocator(nbins=5))   # long labels like 2,000,000 must not overlap
             ax.xaxis.set_major_formatter(lambda x, _: f"{x:,.0f}")
         ax.grid(alpha=0.3)
     fig.suptitle(title or f"cumulative {what} ({_about(table)}; mean ± 1 SE)")
