@@ -34,6 +34,7 @@ class CampaignRow(Base):
     tests: Mapped[list[list[str]] | None] = mapped_column(JSON, nullable=True)  # [topic, better, worse] test pairs
     created_at: Mapped[float] = mapped_column(Float)
     state: Mapped[str] = mapped_column(String(10), default="running", server_default="running")  # see STATES
+    notes: Mapped[dict[str, dict[str, str]] | None] = mapped_column(JSON, nullable=True)  # topic -> description, narrative
 
 
 class Assessor(Base):
@@ -103,6 +104,7 @@ class ExperimentRow(Base):
     seed: Mapped[int] = mapped_column(BigInteger)
     horizon: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     created_at: Mapped[float] = mapped_column(Float)
+    state: Mapped[str] = mapped_column(String(10), default="running", server_default="running")  # running, paused, stopped
 
 
 class ExperimentClient(Base):
