@@ -28,6 +28,7 @@ class CampaignIn(Strict):
     qrels: str | None = None
     runs: dict[str, str] | None = None
     tests: list | None = None  # known-answer test pairs [topic, better docno, worse docno]
+    crowd: dict[str, Any] | None = None  # checked by irbandits.service.crowd.check_crowd
     options: dict[str, Any] = {}
 
 
@@ -274,7 +275,9 @@ async def answer(tid: int, request: Request) -> Response:
     who = require_assessor(request)
     body = parsed(AnswerIn, await request.body())
     runtime = registry(request).get(who.campaign_id)
-    runtime.answer(who.id, tid, body.answer, body.client_id)
+    feedback = runtime.answer(who.id, tid, body.answer, body.client_id)
+    if feedback is not None:   # a practice pair: right or wrong, the better item, the organiser's note
+        return JSONResponse({"recorded": True, **feedback})
     return Response(_RECORDED, media_type="application/json")
 
 

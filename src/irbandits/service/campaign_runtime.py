@@ -27,6 +27,7 @@ replays them in.
 
 from __future__ import annotations
 
+import hmac
 import itertools
 import logging
 import random
@@ -36,14 +37,15 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Engine
 
 from irbandits.errors import Conflict, IrbanditsError, NotFound, Unauthorized
 from irbandits.judging.assessors import AssessorRegistry, ask
 from irbandits.service.credentials import new_token, token_hash
+from irbandits.service.crowd import CrowdState, join_token, new_code, platform_columns, worker_token
 from irbandits.service.judges import answer_value, judgments_text, log_row, make_judge
-from irbandits.service.models import Assessor, CampaignRow, Judgment, Task
+from irbandits.service.models import Assessor, CampaignRow, JoinLink, Judgment, Task
 from irbandits.service.quality import Signals, Votes, agreement, flag_reason
 from irbandits.service.settings import Settings
 from irbandits.service.validation import in_range
@@ -119,6 +121,8 @@ class CampaignRuntime:
         self.changed = threading.Event()                     # set by every applied row: automatic assessors wake
         self.state = row.state or "running"                  # a key of MOVES
         self.removed = False                                 # deleted: its automatic assessors stop
+        self.crowd = CrowdState(row.crowd, row.id)           # guidelines, practice, bundles, quotas
+        self.rejected: set[int] = set()                      # answers of bundles rejected by the checks
 
     # ----- state from the log ------------------------------------------------------------------
     def apply(self, j: Judgment | SimpleNamespace, issued_at: float | None = None) -> None:
@@ -137,6 +141,11 @@ class CampaignRuntime:
         if j.kind == "skip":   # not a judgment: the request is free for the others, never again for them
             self.seen[j.assessor_id].add(key)
             return
+        if j.kind == "practice":   # a known-answer pair before the work: feedback only
+            j.feedback = self.crowd.practised(j)
+            return
+        if j.kind == "test":
+            j.correct = j.winner == self.test_answer.get(key)
         self._count(j, key, 1)
         if issued_at is not None:
             self.signals[j.assessor_id].seconds.append(j.created_at - issued_at)
@@ -145,6 +154,10 @@ class CampaignRuntime:
             self.seen[j.assessor_id].add(key)
             self.own[j.assessor_id][key] = j
             self._feed(j)
+        rejected = self.crowd.counted(j)
+        if rejected:   # a bundle below the checks' pass share: its answers leave the process
+            self.rejected.update(rejected)
+            self.rebuild()
 
     def _count(self, j, key: tuple, sign: int) -> None:
         """Add (1) or take back (-1) ``j``'s share of its assessor's signals and of its pair's votes."""
@@ -157,7 +170,7 @@ class CampaignRuntime:
 
     def _feed(self, j) -> None:
         """Feed a target answer to the process, unless its assessor is flagged or it was retracted."""
-        if j.assessor_id in self.flagged or j.id in self.retracted:
+        if j.assessor_id in self.flagged or j.id in self.retracted or j.id in self.rejected:
             return
         if self.kind == "preference":
             j.phase = self.judge.phase(j.topic)
@@ -176,6 +189,8 @@ class CampaignRuntime:
 
     def undoable(self, j) -> str | None:
         """Why ``j`` cannot be retracted now (its phase is closed), or None."""
+        if self.crowd.sealed(j):
+            return "its bundle is finished"
         if j.kind != "answer" or j.assessor_id in self.flagged:
             return None
         if self.kind == "graded":
@@ -187,6 +202,7 @@ class CampaignRuntime:
     def _retract(self, j) -> None:
         """Take ``j`` back: out of the process (its phase is open), the signals and the assessor's pairs."""
         self.retracted.add(j.id)
+        self.crowd.uncounted(j)
         fed = j.kind == "answer" and j.assessor_id not in self.flagged
         key = self.judge.key(j.topic, j.left, j.right)
         self._count(j, key, -1)
@@ -220,6 +236,9 @@ class CampaignRuntime:
         target = self._target(assessor)
         if target is None or self.kind == "graded":
             return target
+        due = self.crowd.check_due(assessor)
+        if due is not None:   # bundles: the checks at their places of the bundle, tests only
+            return self._test(assessor) if due else target
         s = self.signals.get(assessor) or Signals()
         if self.tests and s.tests + s.repeats < self.options["test_rate"] * (s.answers + 1):
             return self._check(assessor, s.tests + s.repeats) or target
@@ -251,6 +270,10 @@ class CampaignRuntime:
         if own and checks % 3 == 2:
             j = self._recent(own)
             return j.topic, j.right, j.left, "repeat"
+        return self._test(assessor)
+
+    def _test(self, assessor: int) -> tuple[str, str, str, str]:
+        """The assessor's next test pair (see :meth:`_check`)."""
         order = self.test_order[assessor]
         if not order:  # every test pair shown once more: a new random order
             order.extend(self.rng.sample(range(len(self.tests)), len(self.tests)))
@@ -272,7 +295,12 @@ class CampaignRuntime:
             self._expire(now)
             if assessor in self.mine:
                 return self.leases[self.mine[assessor]]
-            chosen = self._choose(assessor)
+            stage = self.crowd.stage(assessor, now, False)
+            if stage == "consent":
+                raise Conflict("agree to the campaign's consent first (POST /api/consent)")
+            if stage == "practice":
+                return self._lease(assessor, *self.crowd.next_practice(assessor), now=now)
+            chosen = self._choose(assessor) if stage == "work" else None
             if chosen is None:
                 return None
             return self._lease(assessor, *chosen, now=now)
@@ -282,6 +310,8 @@ class CampaignRuntime:
                     issued_at=now, expires_at=now + self.settings.lease_seconds, answered=False, kind=kind)
         with self.engine.begin() as conn:
             task_id = conn.execute(_NEW_TASK, task).inserted_primary_key[0]
+        person = self.crowd.people[assessor]
+        person.started = now if person.started is None else person.started
         return self.hold(SimpleNamespace(id=task_id, **task))
 
     def task_json(self, lease: Lease) -> dict[str, Any]:
@@ -294,7 +324,7 @@ class CampaignRuntime:
         return body
 
     # ----- answers -----------------------------------------------------------------------------
-    def answer(self, assessor: int, task_id: int, answer: Any, client_id: str) -> None:
+    def answer(self, assessor: int, task_id: int, answer: Any, client_id: str) -> dict[str, Any] | None:
         """Record an answer (committed, then applied); raises :class:`Unauthorized` (revoked meanwhile),
         :class:`NotFound`, :class:`Conflict` or :class:`IrbanditsError` (a malformed answer). A ``client_id`` sent again with the same answer is recorded once; with another
         answer it gets 409.
@@ -303,12 +333,14 @@ class CampaignRuntime:
         it recorded before still gets its reply. A paused campaign records an answer to a lease it
         gave before the pause: the assessor has read the pair and decided (often while the organiser
         pressed Pause), and refusing would lose that judgment; pausing stops new work only. The
-        lease expires as usual, so after a resume an unexpired one is shown to its assessor again."""
+        lease expires as usual, so after a resume an unexpired one is shown to its assessor again.
+
+        Returns a practice answer's feedback (:meth:`irbandits.service.crowd.CrowdState.practised`), else None."""
         with self.lock:
             held = self._held(assessor, task_id, client_id, lambda r: same_answer(r, task_id, answer),
                               "another answer", "answer")
             if held is None:
-                return
+                return getattr(self.clients[(assessor, client_id)], "feedback", None)
             lease, now = held
             value = self._value(lease, answer)
             judgment = dict(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic,
@@ -317,9 +349,13 @@ class CampaignRuntime:
             with self.engine.begin() as conn:
                 judgment["id"] = conn.execute(_NEW_JUDGMENT, judgment).inserted_primary_key[0]
                 conn.execute(_ANSWERED, {"task": task_id})
-            self.apply(SimpleNamespace(**judgment), lease.issued_at)
+            row = SimpleNamespace(**judgment)
+            self.apply(row, lease.issued_at)
+            if lease.kind == "practice":
+                return row.feedback
             if lease.kind != "answer" or self.signals[assessor].answers % 5 == 0:  # the signals that moved
                 self._check_flag(assessor)
+            return None
 
     def _held(self, assessor: int, task_id: int, client_id: str, same: Callable[[Any], bool], other: str,
               what: str) -> tuple[Lease, float] | None:
@@ -494,7 +530,7 @@ class CampaignRuntime:
             topics = [dict(topic=t, judgments=self.per_topic[t], done=self.judge.done(t),
                            settled=self.judge.settled[t] if preference else self.judge.done(t),
                            open=len(self.judge.open[t]) if preference else 0, saved=saved.get(t, 0))
-                      for t in self.topics]
+                      for t in self.topics if t in self.judge.process.topics]   # not a practice-only topic
             open_requests = sum(t["open"] for t in topics)
             stop = preference and self.judge.stop_settled
             flagged = len(self.flagged)
@@ -527,8 +563,10 @@ class CampaignRuntime:
             return self.judge.qrels(best)
 
     def exported(self, j) -> bool:
-        """Whether a judgments row is in the exports: a target answer, not retracted, its assessor unflagged."""
-        return j.kind == "answer" and j.id not in self.retracted and j.assessor_id not in self.flagged
+        """Whether a judgments row is in the exports: a target answer, not retracted nor in a rejected
+        bundle, its assessor unflagged."""
+        return (j.kind == "answer" and j.id not in self.retracted and j.id not in self.rejected
+                and j.assessor_id not in self.flagged)
 
 
 class Campaigns:
@@ -558,6 +596,13 @@ class Campaigns:
                         runtime.reasons[a.id] = "flagged before the restart"
                     if a.trusted:
                         runtime.trusted.add(a.id)
+                    if a.consented_at is not None:
+                        runtime.crowd.consented.add(a.id)
+                    if a.automatic is not None:
+                        runtime.crowd.exempt.add(a.id)
+                for aid, started in session.execute(select(Task.assessor_id, func.min(Task.issued_at)).where(
+                        Task.campaign_id == row.id).group_by(Task.assessor_id)):
+                    runtime.crowd.people[aid].started = started
                 issued = dict(session.execute(select(Task.id, Task.issued_at).where(Task.campaign_id == row.id)).all())
                 columns = [c.key for c in Judgment.__table__.columns]
                 for j in session.scalars(select(Judgment).where(Judgment.campaign_id == row.id).order_by(Judgment.id)):
@@ -593,10 +638,12 @@ class Campaigns:
         token = new_token()
         with self.sessions() as session:
             row = Assessor(campaign_id=runtime.id, name=name, token_hash=token_hash(token), revoked=False,
-                           flagged=False, trusted=False, automatic=automatic, created_at=self.settings.clock())
+                           flagged=False, trusted=False, automatic=automatic, created_at=self.settings.clock(),
+                           code=new_code())
             session.add(row)
             session.commit()
         if automatic is not None:
+            runtime.crowd.exempt.add(row.id)
             self.start_automatic(runtime, row.id, automatic)
         return row.id, token
 
@@ -608,21 +655,124 @@ class Campaigns:
         now = self.settings.clock()
         with self.sessions() as session:
             rows = [Assessor(campaign_id=runtime.id, name=name, token_hash=token_hash(token), revoked=False,
-                             flagged=False, trusted=False, automatic=None, created_at=now)
+                             flagged=False, trusted=False, automatic=None, created_at=now, code=new_code())
                     for name, token in zip(names, tokens)]
             session.add_all(rows)
             session.commit()
             return [(row.id, token) for row, token in zip(rows, tokens)]
+
+    # ----- crowd: the join link, consent, payments (module irbandits.service.crowd) ----------------
+    def join(self, runtime: CampaignRuntime, secret: bytes, worker: str, ids: dict[str, str]) -> str:
+        """The token of the joined ``worker``'s assessor: their own again when they come back (a new
+        token, derived from ``secret``, so the link they come back through works), else a new assessor
+        while the join link's cap allows; raises :class:`Conflict` (closed, full, campaign not open) or
+        :class:`Unauthorized` (the organiser revoked them)."""
+        token = worker_token(secret, runtime.id, worker)
+        with self.lock, self.sessions() as session:
+            link = session.get(JoinLink, runtime.id)
+            mine = session.scalars(select(Assessor).where(Assessor.campaign_id == runtime.id,
+                                                          Assessor.worker == worker)).first()
+            if mine is not None:
+                if mine.revoked:
+                    raise Unauthorized("the organiser has withdrawn this worker's access")
+                if mine.token_hash != token_hash(token):
+                    mine.token_hash = token_hash(token)
+                    session.commit()
+                return token
+            if link is None or not link.open:
+                raise Conflict("this join link is closed")
+            if runtime.state != "running":
+                raise Conflict(f"this campaign is {runtime.state}: it takes no new assessors now")
+            joined = session.scalar(select(func.count()).select_from(Assessor).where(
+                Assessor.campaign_id == runtime.id, Assessor.worker.is_not(None)))
+            if joined >= link.cap:
+                raise Conflict(f"this study is full ({link.cap} assessors joined)")
+            session.add(Assessor(campaign_id=runtime.id, name=worker, token_hash=token_hash(token), revoked=False,
+                                 flagged=False, trusted=False, automatic=None, created_at=self.settings.clock(),
+                                 worker=worker, platform=ids, code=new_code()))
+            session.commit()
+        return token
+
+    def find_join(self, secret: bytes, token: str) -> CampaignRuntime | None:
+        """The campaign whose join link (open or closed, in its current generation) is ``token``, or None."""
+        with self.sessions() as session:
+            links = session.execute(select(JoinLink.campaign_id, JoinLink.generation)).all()
+        for cid, generation in links:
+            if hmac.compare_digest(join_token(secret, cid, generation), token) and cid in self.campaigns:
+                return self.campaigns[cid]
+        return None
+
+    def join_link(self, runtime: CampaignRuntime) -> tuple[JoinLink | None, int]:
+        """The campaign's join link row (None: none yet) and how many assessors joined through it."""
+        with self.sessions() as session:
+            link = session.get(JoinLink, runtime.id)
+            joined = session.scalar(select(func.count()).select_from(Assessor).where(
+                Assessor.campaign_id == runtime.id, Assessor.worker.is_not(None)))
+            return link, joined
+
+    def set_join_link(self, runtime: CampaignRuntime, cap: int | None, open_: bool | None, rotate: bool) -> JoinLink:
+        """Make, open, close, re-cap or rotate (a new token; the old one stops working) the join link;
+        a new link needs ``cap``."""
+        runtime.editable()
+        with self.lock, self.sessions() as session:
+            link = session.get(JoinLink, runtime.id)
+            if link is None:
+                if cap is None:
+                    raise IrbanditsError("cap: a new join link needs a cap (how many assessors it may create)")
+                link = JoinLink(campaign_id=runtime.id, generation=0, cap=cap, open=True,
+                                created_at=self.settings.clock())
+                session.add(link)
+            if cap is not None:
+                link.cap = cap
+            if open_ is not None:
+                link.open = open_
+            if rotate:
+                link.generation += 1
+            session.commit()
+            session.refresh(link)
+            session.expunge(link)
+            return link
+
+    def consent(self, runtime: CampaignRuntime, assessor: int) -> None:
+        """Record that ``assessor`` agreed to the campaign's consent (once; later calls change nothing)."""
+        if assessor in runtime.crowd.consented:
+            return
+        with self.engine.begin() as conn:
+            conn.execute(update(Assessor).where(Assessor.id == assessor, Assessor.consented_at.is_(None))
+                         .values(consented_at=self.settings.clock()))
+        runtime.crowd.consented.add(assessor)
+
+    def payments(self, runtime: CampaignRuntime) -> list[dict[str, Any]]:
+        """The payment report: per assessor their name, platform ids, completion code, answers, checks,
+        bundles (accepted, rejected), skips, active time (lease to answer, at most a lease each) and
+        first and last activity (unix seconds)."""
+        done = runtime.progress()["done"]
+        with runtime.lock:
+            rows, now = list(runtime.log), self.settings.clock()
+        with self.engine.connect() as conn:
+            issued = dict(conn.execute(select(Task.id, Task.issued_at).where(Task.campaign_id == runtime.id)).all())
+        mine = defaultdict(list)
+        for j in rows:
+            if j.kind != "retract" and j.id not in runtime.retracted:
+                mine[j.assessor_id].append(j)
+        out = []
+        for a in self.assessors(runtime.id):
+            stage = runtime.crowd.stage(a.id, now, done)
+            out.append(dict(id=a.id, name=a.name, **platform_columns(a.platform), code=a.code, stage=stage,
+                            flagged=a.id in runtime.flagged, revoked=a.revoked,
+                            **runtime.crowd.payment(a.id, mine[a.id], self.settings.lease_seconds, issued)))
+        return out
 
     def log_rows(self, runtime: CampaignRuntime) -> list[dict[str, Any]]:
         """Every row of ``runtime``'s judgments log, in order, for the JSON Lines and CSV exports
         (:func:`irbandits.service.judges.log_row`: with the assessor's name and the lease's time)."""
         with runtime.lock:
             rows = list(runtime.log)
-        names = {a.id: a.name for a in self.assessors(runtime.id)}
+        people = {a.id: a for a in self.assessors(runtime.id)}
         with self.engine.connect() as conn:   # after the log's copy: every task of its rows is there
             issued = dict(conn.execute(select(Task.id, Task.issued_at).where(Task.campaign_id == runtime.id)).all())
-        return [log_row(j, names.get(j.assessor_id), issued.get(j.task_id)) for j in rows]
+        return [log_row(j, people[j.assessor_id].name, issued.get(j.task_id),
+                        platform_columns(people[j.assessor_id].platform)) for j in rows]
 
     def rename(self, runtime: CampaignRuntime, assessor: int, name: str) -> None:
         """Give an assessor of ``runtime`` a new name (a checked one, see
@@ -691,7 +841,7 @@ class Campaigns:
             if runtime.state not in ("closed", "archived"):
                 raise Conflict(f"campaign {runtime.id} is {runtime.state}; close it before deleting it")
             with self.engine.begin() as conn:   # the assessors' delete empties the token cache
-                for table in (Judgment, Task, Assessor):
+                for table in (Judgment, Task, Assessor, JoinLink):
                     conn.execute(delete(table).where(table.campaign_id == runtime.id))
                 conn.execute(delete(CampaignRow).where(CampaignRow.id == runtime.id))
             del self.campaigns[runtime.id]

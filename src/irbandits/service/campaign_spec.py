@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from irbandits.errors import IrbanditsError
 from irbandits.params import Param
+from irbandits.service.crowd import check_crowd
 from irbandits.service.judges import topk_process
 from irbandits.service.validation import MAX_SEED, check_text
 
@@ -138,9 +139,12 @@ def check_campaign(body: dict[str, Any]) -> dict[str, Any]:
         for docno in docnos:
             if docno not in texts:
                 raise IrbanditsError(f"texts: no text for document {docno} (topic {topic})")
-    keep = {d for docnos in pooled.values() for d in docnos} | {d for _, a, b in tests or () for d in (a, b)}
-    return dict(name=body["name"], kind=kind, options=options, pools=stored, tests=tests,
-                topics={t: topics[t] for t in pooled}, texts={d: texts[d] for d in keep})
+    crowd = check_crowd(body.get("crowd"), kind, topics, texts, tests)
+    practice = [p[:3] for p in (crowd or {}).get("practice", [])]
+    keep = {d for docnos in pooled.values() for d in docnos} | {d for _, a, b in (tests or []) + practice for d in (a, b)}
+    shown = set(pooled) | {t for t, _, _ in practice}
+    return dict(name=body["name"], kind=kind, options=options, pools=stored, tests=tests, crowd=crowd,
+                topics={t: topics[t] for t in shown}, texts={d: texts[d] for d in keep})
 
 
 def _tests(given: list | None, qrels, pools: dict[str, list[str]], texts: dict[str, str], seed: int) -> list[list[str]]:

@@ -216,19 +216,20 @@ def _line(j, kinds: bool) -> str:
 
 
 # the rows of the JSON Lines and CSV log exports, in this order
-LOG_FIELDS = ("id", "kind", "topic", "docnos", "answer", "assessor", "name", "lease_time", "answer_time", "reason",
-              "comment", "retracts")
+LOG_FIELDS = ("id", "kind", "topic", "docnos", "answer", "assessor", "name", "platform", "worker", "study", "session",
+              "lease_time", "answer_time", "reason", "comment", "retracts")
 
 
-def log_row(j, name: str | None, lease_time: float | None) -> dict[str, Any]:
-    """One judgments row for the log exports: its kind (answer, test, repeat, retract, skip), the
-    documents, the answer (the preferred docno or the grade; for a retract the one taken back; none for
-    a skip), the assessor's id and name, the lease and answer times (unix seconds), a skip's reason and
-    comment, and the id a retract takes back."""
+def log_row(j, name: str | None, lease_time: float | None, platform: dict[str, str | None]) -> dict[str, Any]:
+    """One judgments row for the log exports: its kind (answer, test, repeat, practice, retract, skip),
+    the documents, the answer (the preferred docno or the grade; for a retract the one taken back; none
+    for a skip), the assessor's id, name and platform ids (``platform``:
+    :func:`irbandits.service.crowd.platform_columns`), the lease and answer times (unix seconds), a
+    skip's reason and comment, and the id a retract takes back."""
     skip = j.kind == "skip"
     answer = None if skip else j.winner if j.right is not None else _grade(j.grade)
     return dict(id=j.id, kind=j.kind, topic=j.topic, docnos=[j.left] if j.right is None else [j.left, j.right],
-                answer=answer, assessor=j.assessor_id, name=name, lease_time=lease_time, answer_time=j.created_at,
+                answer=answer, assessor=j.assessor_id, name=name, **platform, lease_time=lease_time, answer_time=j.created_at,
                 reason=j.reason if skip else None, comment=j.comment if skip else None, retracts=j.retracts)
 
 
@@ -244,5 +245,5 @@ def log_csv(rows: list[dict[str, Any]]) -> str:
     writer.writerow(LOG_FIELDS)
     for r in rows:
         writer.writerow(["" if r[k] is None else " ".join(r[k]) if k == "docnos" else csv_text(r[k])
-                         if k in ("name", "comment") else r[k] for k in LOG_FIELDS])
+                         if k in ("name", "comment", "worker", "study", "session") else r[k] for k in LOG_FIELDS])
     return out.getvalue()

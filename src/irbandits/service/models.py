@@ -35,6 +35,7 @@ class CampaignRow(Base):
     created_at: Mapped[float] = mapped_column(Float)
     state: Mapped[str] = mapped_column(String(10), default="running", server_default="running")  # see STATES
     notes: Mapped[dict[str, dict[str, str]] | None] = mapped_column(JSON, nullable=True)  # topic -> description, narrative
+    crowd: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # see irbandits.service.crowd
 
 
 class Assessor(Base):
@@ -49,6 +50,24 @@ class Assessor(Base):
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
     trusted: Mapped[bool] = mapped_column(Boolean, default=False)  # the organiser cleared a flag: no auto-flag
     automatic: Mapped[str | None] = mapped_column(String(200), nullable=True)  # registered name of a program
+    created_at: Mapped[float] = mapped_column(Float)
+    worker: Mapped[str | None] = mapped_column(String(200), nullable=True)  # joined: "prolific:PID" / "mturk:ID"
+    platform: Mapped[dict[str, str] | None] = mapped_column(JSON, nullable=True)  # the join link's ids
+    consented_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    code: Mapped[str | None] = mapped_column(String(40), nullable=True)  # their own completion code
+    __table_args__ = (Index("ix_assessors_worker", "campaign_id", "worker", unique=True),)
+
+
+class JoinLink(Base):
+    """A campaign's public join link ``/j/TOKEN``: the token is derived from the server's secret and
+    ``generation`` (rotating it bumps the generation), so it is never stored; ``cap`` bounds how many
+    assessors it creates."""
+
+    __tablename__ = "join_links"
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"), primary_key=True)
+    generation: Mapped[int] = mapped_column(Integer)
+    cap: Mapped[int] = mapped_column(Integer)
+    open: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[float] = mapped_column(Float)
 
 

@@ -16,12 +16,15 @@ import re
 from pathlib import Path
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 from sqlalchemy import select
 
+from irbandits.errors import IrbanditsError
 from irbandits.service.auth import Assessed, require_assessor, token_hash
+from irbandits.service.crowd import MTURK_PREVIEW, guidelines_html, platform_ids
+from irbandits.service.guard import refusal
 from irbandits.service.models import Assessor
 
 HERE = Path(__file__).parent
@@ -66,8 +69,36 @@ def assessor_page(token: str, request: Request) -> HTMLResponse:
     if runtime is None:
         return render("invalid_link.html", 404)
     grades = runtime.judge.grades if runtime.kind == "graded" else []
+    crowd = runtime.crowd.s
     return render("assessor.html", campaign=runtime.name, kind=runtime.kind,
-                  grades=[(g, GRADE_LABELS.get(g) if grades == [0, 1, 2, 3] else None) for g in grades])
+                  grades=[(g, GRADE_LABELS.get(g) if grades == [0, 1, 2, 3] else None) for g in grades],
+                  guidelines=guidelines_html(crowd["guidelines"]) if crowd.get("guidelines") else None,
+                  consent=crowd.get("consent"), practice=len(runtime.crowd.practice))
+
+
+@router.get("/j/{token}", response_class=HTMLResponse, include_in_schema=False)
+def join(token: str, request: Request) -> Response:
+    """A campaign's join link: the worker's platform ids from the query string make (or find again)
+    their assessor, and the page sends them on to their own assessor page; an MTurk preview shows the
+    guidelines only. A refusal (closed, full, withdrawn, ids missing or malformed) is a page saying why."""
+    registry = request.app.state.campaigns
+    runtime = registry.find_join(request.app.state.session_secret, token)
+    if runtime is None:
+        return render("invalid_link.html", 404)
+    guidelines = guidelines_html(runtime.crowd.s.get("guidelines", "")) or None
+    params = dict(request.query_params)
+    if params.get("assignmentId") == MTURK_PREVIEW:
+        return render("join_refused.html", title=runtime.name, guidelines=guidelines,
+                      why="This is a preview: accept the HIT to start judging.")
+    try:
+        found = platform_ids(params)
+        if found is None:
+            raise IrbanditsError("open this link from your crowd platform: it needs your worker id "
+                                 "(PROLIFIC_PID or workerId)")
+        assessor_token = registry.join(runtime, request.app.state.session_secret, *found)
+    except IrbanditsError as exc:
+        return render("join_refused.html", refusal(exc)[0], title="Cannot join", why=str(exc))
+    return RedirectResponse(f"/a/{assessor_token}", status_code=303)
 
 
 @router.get("/api/me")
@@ -76,7 +107,13 @@ def my_progress(request: Request, who: Assessed = Depends(require_assessor)) -> 
     and the campaign's ``state`` (running, paused, closed or archived), which tells a page that got 204
     from ``/api/next`` whether the campaign is paused or closed rather than out of work for now."""
     registry = request.app.state.campaigns
-    progress = registry.get(who.campaign_id).progress()
-    return dict(name=who.name, answered=registry.get(who.campaign_id).answers().get(who.id, 0),
-                topics=len(progress["topics"]), topics_done=sum(t["done"] for t in progress["topics"]),
-                done=progress["done"], state=progress["state"])
+    runtime = registry.get(who.campaign_id)
+    progress = runtime.progress()
+    me = dict(name=who.name, answered=runtime.answers().get(who.id, 0),
+              topics=len(progress["topics"]), topics_done=sum(t["done"] for t in progress["topics"]),
+              done=progress["done"], state=progress["state"])
+    if runtime.crowd.s:
+        me |= runtime.crowd.progress(who.id, request.app.state.settings.clock(), progress["done"])
+        if me["stage"] == "finished":
+            me["completion"] = runtime.crowd.completion(registry.assessor(runtime, who.id).code)
+    return me
