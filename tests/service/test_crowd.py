@@ -211,3 +211,52 @@ def test_platform_ids_are_in_the_log_export(service):
 def test_bad_crowd_settings_get_one_message(service, crowd, words):
     r = service.admin("POST", "/api/campaigns", json=crowd_body(**crowd))
     assert r.status_code == 422 and words in r.json()["detail"], r.text
+
+
+def test_settings_change_until_work_fixes_the_practice_and_the_bundles(service):
+    cid = service.campaign(**crowd_body(bundle={"targets": 4, "checks": 2}))
+    r = service.admin("POST", f"/api/campaigns/{cid}/crowd", json={"crowd": {"bundle": {"targets": 10, "checks": 3},
+                                                                            "guidelines": "Be quick."}})
+    assert r.status_code == 200 and r.json()["crowd"]["bundle"] == {"targets": 10, "checks": 3, "pass": 0.75}
+    ann = service.assessor(cid, "ann")
+    task = service.next(ann).json()
+    assert service.answer(ann, task["task"], oracle(task), "a0").status_code == 200
+    r = service.admin("POST", f"/api/campaigns/{cid}/crowd", json={"crowd": {"bundle": {"targets": 5, "checks": 1}}})
+    assert r.status_code == 409 and "crowd.bundle: it cannot change once assessors have worked" in r.text
+    r = service.admin("POST", f"/api/campaigns/{cid}/crowd", json={"crowd": {
+        "bundle": {"targets": 10, "checks": 3}, "quota": 26, "completion_code": "DONE1"}})
+    assert r.status_code == 200
+    service.start()   # the stored settings come back
+    assert me(service, ann)["quota"] == {"answers": 1, "of": 26} and me(service, ann)["bundles"]["size"] == 13
+
+
+def test_the_dashboard_makes_the_join_link_saves_settings_and_downloads_payments(service):
+    from .conftest import csrf_of, login
+
+    cid = service.campaign(**crowd_body())
+    assert login(service).status_code == 303
+    page = service.client.get(f"/admin/campaigns/{cid}")
+    assert page.status_code == 200 and 'id="make-join"' in page.text
+    csrf = csrf_of(page)
+    post = lambda path, **data: service.client.post(f"/admin/campaigns/{cid}/{path}", data={"csrf": csrf, **data},
+                                                    follow_redirects=False)
+    assert post("join", action="make", cap="").status_code == 422
+    assert post("join", action="make", cap="3").status_code == 303
+    url = service.admin("GET", f"/api/campaigns/{cid}/join").json()["url"]
+    page = service.client.get(f"/admin/campaigns/{cid}")
+    assert url in page.text and "0 of 3 assessors joined" in page.text
+    assert post("join", action="close").status_code == 303
+    assert service.admin("GET", f"/api/campaigns/{cid}/join").json()["open"] is False
+    r = post("crowd", guidelines="# Rules", practice="1 d0 d9 d0 is on topic\n2 e0 e3", bundle_targets="4",
+             bundle_checks="2", quota="x")
+    assert r.status_code == 422 and "crowd.quota: give a whole number, got &#39;x&#39;" in r.text
+    assert post("crowd", guidelines="# Rules", practice="1 d0 d9 d0 is on topic\n2 e0 e3", bundle_targets="4",
+                bundle_checks="2", completion_code="auto").status_code == 303
+    crowd = service.admin("POST", f"/api/campaigns/{cid}/crowd", json={"crowd": None}).json()
+    assert crowd == {"crowd": None}
+    assert post("crowd", practice="1 d0 d9 d0 is on topic").status_code == 303
+    page = service.client.get(f"/admin/campaigns/{cid}")
+    assert "1 d0 d9 d0 is on topic" in page.text
+    csv_text = service.client.get(f"/admin/campaigns/{cid}/payments.csv")
+    assert csv_text.status_code == 200 and csv_text.text.startswith("id,name,platform,worker")
+    assert "attachment" in csv_text.headers["content-disposition"]

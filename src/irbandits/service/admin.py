@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from irbandits.errors import Conflict, IrbanditsError
+from irbandits.service.api_crowd import join_state
 from irbandits.service.campaign_runtime import MOVES, Campaigns
 from irbandits.service.campaign_spec import OPTIONS, check_campaign
 from irbandits.service.credentials import token_hash
@@ -138,12 +139,14 @@ async def create_campaign(request: Request, nonce: str = Depends(require_session
 
 
 def _dashboard(request: Request, cid: int, nonce: str, new_link: dict | None = None,
-               status_code: int = 200, error: str = "", state_error: str = "") -> HTMLResponse:
+               status_code: int = 200, error: str = "", state_error: str = "", crowd_error: str = "") -> HTMLResponse:
     stats = campaign_stats(cid, request)
+    runtime = registry(request).get(cid)
     return render("admin_campaign.html", status_code, csrf=csrf_token(request, nonce), stats=stats,
-                  queries=registry(request).get(cid).topics, new_link=new_link, base=_base(request), error=error,
+                  queries=runtime.topics, new_link=new_link, base=_base(request), error=error,
                   body_limit=request.app.state.settings.max_body_bytes, moves=MOVES[stats["state"]],
-                  state_error=state_error)
+                  state_error=state_error, crowd=runtime.crowd.s, join=join_state(request, runtime),
+                  crowd_error=crowd_error)
 
 
 def _base(request: Request) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
@@ -13,7 +13,7 @@ from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from irbandits.service.auth import Assessed, require_admin, require_assessor
 from irbandits.service.campaign_runtime import CampaignRuntime, Campaigns
-from irbandits.service.crowd import join_token
+from irbandits.service.crowd import check_crowd, join_token
 from irbandits.service.validation import Strict, csv_text
 
 router = APIRouter(prefix="/api")
@@ -69,6 +69,24 @@ def set_join_link(cid: int, body: JoinIn, request: Request) -> dict:
     runtime = registry(request).get(cid)
     registry(request).set_join_link(runtime, body.cap, body.open, body.rotate)
     return join_state(request, runtime)
+
+
+class CrowdSettingsIn(Strict):
+    """``POST /api/campaigns/{CID}/crowd``: the campaign's new crowd settings (null: none)."""
+
+    crowd: dict[str, Any] | None
+
+
+@router.post("/campaigns/{cid}/crowd", dependencies=admin,
+             responses={409: {"description": "practice pairs or bundles changed after work was logged"}})
+def set_crowd(cid: int, body: CrowdSettingsIn, request: Request) -> dict:
+    """Replace the campaign's crowd settings (the fields of ``crowd`` in ``POST /api/campaigns``);
+    answers with the stored settings. Guidelines, consent, quotas, the time limit and the completion may
+    change at any time; the practice pairs and the bundles only before anyone has worked."""
+    runtime = registry(request).get(cid)
+    crowd = check_crowd(body.crowd, runtime.kind, runtime.topics, runtime.texts, runtime.tests)
+    runtime.set_crowd(crowd)
+    return {"crowd": crowd}
 
 
 def payment_csv(rows: list[dict]) -> str:

@@ -43,7 +43,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from fastapi.staticfiles import StaticFiles
 
     from irbandits.judging.assessors import AssessorRegistry
-    from irbandits.service import admin, admin_experiments, api, api_crowd, api_experiments, pages
+    from irbandits.service import admin, admin_crowd, admin_experiments, api, api_crowd, api_experiments, pages
     from irbandits.service.auth import AssessorCache
     from irbandits.service.campaign_runtime import Campaigns
     from irbandits.service.credentials import load_credentials, secrets_path
@@ -79,7 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return Response(body, status, {k.decode(): v.decode() for k, v in headers}, media_type="application/json")
 
     document_errors(app)
-    for module in (api, api_crowd, api_experiments, admin_experiments, pages, admin):   # each request walks them in order
+    for module in (api, api_crowd, api_experiments, admin_experiments, pages, admin, admin_crowd):   # each request walks them in order
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=pages.STATIC), name="static")
     # a front end's experiment calls skip FastAPI's routing; the guard stands before everything

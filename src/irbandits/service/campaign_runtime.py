@@ -93,6 +93,7 @@ class CampaignRuntime:
         self.engine = engine
         self.id, self.kind, self.name, self.options = row.id, row.kind, row.name, row.options
         self.topics, self.texts, self.pools = row.topics, row.texts, row.pools
+        self.notes = row.notes or {}                         # topic -> its description and narrative
         self.settings = settings
         self.lock = threading.Lock()
         self.judge = make_judge(row.kind, row.pools, row.options)
@@ -319,6 +320,7 @@ class CampaignRuntime:
         docnos = [lease.left] if lease.right is None else [lease.left, lease.right]
         body = dict(task=lease.id, campaign=self.id, topic=lease.topic, query=self.topics[lease.topic],
                     items=[dict(docno=d, text=self.texts[d]) for d in docnos])
+        body.update(self.notes.get(lease.topic, {}))  # "description", "narrative": only those the topic has
         if self.kind == "graded":
             body["grades"] = self.judge.grades
         return body
@@ -398,6 +400,19 @@ class CampaignRuntime:
                 row["id"] = conn.execute(_NEW_JUDGMENT, row).inserted_primary_key[0]
                 conn.execute(_ANSWERED, {"task": task_id})
             self.apply(SimpleNamespace(**row))
+
+    def set_crowd(self, crowd: dict[str, Any] | None) -> None:
+        """Replace the crowd settings (checked by :func:`irbandits.service.crowd.check_crowd`), stored
+        first; :class:`Conflict` when the practice pairs or bundles would change after work was logged."""
+        self.editable()
+        with self.lock:
+            problem = self.crowd.change_problem(crowd, bool(self.log))
+            if problem is not None:
+                raise Conflict(problem)
+            with self.engine.begin() as conn:
+                conn.execute(update(CampaignRow).where(CampaignRow.id == self.id).values(crowd=crowd))
+            self.crowd.configure(crowd)
+            self.changed.set()
 
     def reports(self) -> list[dict[str, Any]]:
         """The skips and problem reports, in log order: what ``GET /api/campaigns/{CID}/reports`` lists."""

@@ -198,15 +198,28 @@ class CrowdState:
     """One campaign's crowd settings and per-assessor state (practice, bundles, start, consent)."""
 
     def __init__(self, settings: dict[str, Any] | None, campaign: int):
-        self.s = settings or {}
         self.campaign = campaign
+        self.configure(settings)
+        self.people: dict[int, Person] = defaultdict(Person)
+        self.consented: set[int] = set()
+        self.exempt: set[int] = set()        # automatic assessors: no consent, practice or quota
+
+    def configure(self, settings: dict[str, Any] | None) -> None:
+        """Take (new) settings; the assessors' state stays."""
+        self.s = settings or {}
         self.practice = [tuple(p[:3]) for p in self.s.get("practice", [])]
         self.notes = [p[3] if len(p) > 3 else "" for p in self.s.get("practice", [])]
         bundle = self.s.get("bundle") or {}
         self.size = bundle.get("targets", 0) + bundle.get("checks", 0)
-        self.people: dict[int, Person] = defaultdict(Person)
-        self.consented: set[int] = set()
-        self.exempt: set[int] = set()        # automatic assessors: no consent, practice or quota
+
+    def change_problem(self, settings: dict[str, Any] | None, started: bool) -> str | None:
+        """Why the settings cannot change to ``settings`` now, or None: once work was logged, the
+        practice pairs and the bundles stay (the log's verdicts were made with them)."""
+        new = settings or {}
+        for name in ("practice", "bundle"):
+            if started and (new.get(name) or None) != (self.s.get(name) or None):
+                return f"crowd.{name}: it cannot change once assessors have worked (the log was judged with it)"
+        return None
 
     # ----- stages --------------------------------------------------------------------------------
     def stage(self, assessor: int, now: float, done: bool) -> str:
