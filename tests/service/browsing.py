@@ -72,8 +72,8 @@ class Live:
 class Watched:
     """A page whose dialogs (alert etc.) and console errors (CSP violations, script errors) are recorded."""
 
-    def __init__(self, browser, viewport=LAPTOP):
-        self.context = browser.new_context(viewport=viewport)
+    def __init__(self, browser, viewport=LAPTOP, **options):
+        self.context = browser.new_context(viewport=viewport, **options)
         self.page = self.context.new_page()
         self.dialogs, self.errors = [], []
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))

@@ -188,7 +188,7 @@ def test_phone_stacks_long_passages_and_laptop_puts_them_side_by_side(site, watc
             assert abs(right["y"] - left["y"]) < 1 and right["x"] >= left["x"] + left["width"]
             pane = page.locator("#item-left .text")
             assert pane.evaluate("e => e.scrollHeight > e.clientHeight")          # the passage scrolls in its pane
-            button = page.locator("#item-left button").bounding_box()
+            button = page.locator("button[data-answer=left]").bounding_box()
             assert button["y"] + button["height"] <= viewport["height"]           # answer buttons stay on screen
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # no sideways scrolling
         site.shot(page, f"assessor-long-{name}")

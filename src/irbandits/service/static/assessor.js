@@ -1,12 +1,14 @@
 // The assessor page: fetch the next task, show it, send the answer; keyboard first.
 // The token is read from this page's URL (/a/TOKEN) and sent only to this origin's /api/.
-// Texts are set with textContent, never parsed as HTML, without bidirectional control characters.
+// Texts are set with textContent or as text nodes, never parsed as HTML, without bidirectional control
+// characters; the query's terms are marked in the passages with <mark> elements built node by node.
 "use strict";
 (() => {
   const $ = (id) => document.getElementById(id);
   const token = decodeURIComponent(location.pathname.split("/")[2] || "");
   const kind = $("app").dataset.kind;
   const texts = Array.from(document.querySelectorAll(".item .text"));
+  const cues = texts.map((t) => t.closest(".item").querySelector(".more"));  // "more below" on a long passage
   const buttons = Array.from(document.querySelectorAll("button.answer"));
   const skipButtons = ["cant-judge", "report-open", "report-send"].map($);
   let task = null;      // the task shown now
@@ -14,6 +16,7 @@
   let skipId = null;    // one per task, for its skip or report (a retried one is recorded once)
   let busy = false;     // an answer or a fetch is on its way: keys and clicks wait
   let timer = null;
+  let helpFrom = null;  // what had the focus when the help opened: it gets it back
   const idle = { title: $("idle-title").textContent, why: $("idle-why").textContent };  // nothing open for now
 
   function newClientId() {
@@ -31,6 +34,63 @@
 
   // bidirectional overrides, embeddings and isolates are dropped: a text cannot show itself reversed
   const shown = (text) => text.replace(/[\u202A-\u202E\u2066-\u2069]/g, "");
+
+  // the query's terms: its words of 3 letters or more, lower-cased, but for a few very common ones
+  const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+  const STOP = new Set(("the and for are but not you all any can had her was one our out has his how its who "
+    + "why what when where which with this that these those from into about does did than then there their "
+    + "they them were been being have will would should could your also some such only other more most very "
+    + "just over under between after before while").split(" "));
+
+  function terms(query) {
+    return new Set(Array.from(query.matchAll(WORD), (m) => m[0].toLowerCase())
+      .filter((w) => [...w].length >= 3 && !STOP.has(w)));
+  }
+
+  // a text as nodes: text nodes, and <mark> elements around the whole words that are query terms
+  function marked(text, wanted) {
+    const nodes = [];
+    let from = 0;
+    for (const m of text.matchAll(WORD)) {
+      if (!wanted.has(m[0].toLowerCase())) continue;
+      if (m.index > from) nodes.push(document.createTextNode(text.slice(from, m.index)));
+      const mark = document.createElement("mark");
+      mark.textContent = m[0];
+      nodes.push(mark);
+      from = m.index + m[0].length;
+    }
+    if (from < text.length) nodes.push(document.createTextNode(text.slice(from)));
+    return nodes;
+  }
+
+  // the "highlight query terms" choice, remembered in this browser where storage is allowed
+  const HIGHLIGHT = "irbandits-highlight";
+  function remembered() {
+    try { return localStorage.getItem(HIGHLIGHT) !== "off"; } catch (e) { return true; }
+  }
+  function remember(on) {
+    try { localStorage.setItem(HIGHLIGHT, on ? "on" : "off"); } catch (e) { /* kept for this page only */ }
+  }
+
+  // the passages of the task shown, their query terms marked or not
+  function paint() {
+    const wanted = $("highlight").checked ? terms(shown(task.query)) : new Set();
+    task.items.forEach((item, i) => texts[i].replaceChildren(...marked(shown(item.text), wanted)));
+    texts.forEach((_, i) => cue(i));
+  }
+
+  // the cue shows while a passage has more text below its box's bottom edge
+  function cue(i) {
+    const t = texts[i];
+    cues[i].hidden = t.scrollHeight - t.scrollTop - t.clientHeight <= 1;
+  }
+
+  // a topic's description and narrative, shown when the task has them
+  function about(id, value) {
+    const has = typeof value === "string" && value.trim() !== "";
+    $(id).textContent = has ? shown(value) : "";
+    return has;
+  }
 
   function say(text, bad = false) {
     $("status").textContent = text;
@@ -83,13 +143,13 @@
     closeReport();
     $("task").dataset.task = next.task;
     $("query").textContent = shown(next.query);
-    next.items.forEach((item, i) => {
-      texts[i].textContent = shown(item.text);
-      texts[i].scrollTop = 0;
-    });
+    $("description").hidden = !about("description", next.description);
+    $("narrative").hidden = !about("narrative-text", next.narrative);
     buttons.forEach((b) => { b.classList.remove("pressed"); b.disabled = false; });
     skipButtons.forEach((b) => { b.disabled = false; });
     show("task");
+    texts.forEach((t) => { t.scrollTop = 0; });
+    paint();  // once shown: the cues need the boxes' sizes
     window.scrollTo(0, 0);
   }
 
@@ -230,13 +290,21 @@
     refreshProgress();
   }
 
+  function openHelp() {
+    if ($("help").open) return;
+    helpFrom = document.activeElement;
+    $("help").showModal();
+  }
+
   const keys = kind === "preference"
     ? { "1": "left", ArrowLeft: "left", "2": "right", ArrowRight: "right" }
     : Object.fromEntries(buttons.map((b) => [b.dataset.answer, Number(b.dataset.answer)]));
 
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
-    if (!$("report").hidden || e.target.closest("input, textarea, select")) return;  // typing a report
+    if ($("help").open) return;  // the help's own keys: Esc closes it
+    if (!$("report").hidden || e.target.closest("input:not([type=checkbox]), textarea, select")) return;  // typing
+    if (e.key === "?") { e.preventDefault(); openHelp(); return; }
     if (e.key === "u" || e.key === "U") { e.preventDefault(); undo(); return; }
     if (!(e.key in keys)) return;
     e.preventDefault();
@@ -251,6 +319,22 @@
   $("report").addEventListener("submit", (e) => {
     e.preventDefault();
     skip(new FormData($("report")).get("reason"), $("report-comment").value.trim());
+  });
+  $("highlight").checked = remembered();
+  $("highlight").addEventListener("change", () => {
+    remember($("highlight").checked);
+    if (task) paint();
+  });
+  const resized = new ResizeObserver((entries) => entries.forEach((e) => cue(texts.indexOf(e.target))));
+  texts.forEach((t, i) => {
+    t.addEventListener("scroll", () => cue(i), { passive: true });
+    resized.observe(t);
+  });
+  $("help-open").addEventListener("click", openHelp);
+  $("help-close").addEventListener("click", () => $("help").close());
+  $("help").addEventListener("close", () => {
+    if (helpFrom && helpFrom.isConnected) helpFrom.focus();
+    helpFrom = null;
   });
   loadNext();
 })();
