@@ -13,8 +13,9 @@ from helpers import DATA
 from irbandits.errors import IrbanditsError
 from irbandits.io import read_judgments, read_qrels
 from irbandits.judging import algorithms as alg
-from irbandits.judging.duplicates import find_duplicates, read_texts
+from irbandits.judging.duplicates import find_duplicates
 from irbandits.judging.replay import agreement, recorded_pools, replay, replay_agreement
+from irbandits.judging.texts import read_texts
 from irbandits.problems import PreferenceMatrix
 from irbandits.studies.judging_study import (
     PUBLISHED,

@@ -1,4 +1,5 @@
-"""A thin HTTP client of ``irbandits serve``: one method per route of the JSON API (spec ``service.md``).
+"""A thin HTTP client of ``irbandits serve``: a method for every route of the JSON API (:data:`ROUTES`; the
+contract is the documentation's "The service" page, ``docs/service.md``).
 
 Needs ``httpx`` (the ``service`` extra). Errors come back as :class:`ServiceError` with the status
 code and the server's ``detail``. ``transport`` lets tests pass an in-process app
@@ -16,6 +17,11 @@ import json
 from typing import Any
 
 import httpx
+
+
+def _given(**fields) -> dict:
+    """The fields that are not None (a request body's optional fields)."""
+    return {k: v for k, v in fields.items() if v is not None}
 
 
 class ServiceError(Exception):
@@ -87,8 +93,13 @@ class Client:
         closed or archived campaign can be deleted, else :class:`ServiceError` 409."""
         self._call("DELETE", f"/api/campaigns/{cid}")
 
-    def add_assessor(self, cid: int, name: str) -> dict:
-        return self._call("POST", f"/api/campaigns/{cid}/assessors", json={"name": name}).json()
+    def add_assessor(self, cid: int, name: str, automatic: str | None = None) -> dict:
+        """A person's link ``{"id", "token", "url"}``, or with ``automatic`` (:meth:`automatic_assessors`) a program."""
+        return self._call("POST", f"/api/campaigns/{cid}/assessors", json=_given(name=name, automatic=automatic)).json()
+
+    def automatic_assessors(self) -> list[str]:
+        """The names ``automatic`` may take: the automatic assessors the server was started with."""
+        return self._call("GET", "/api/automatic-assessors").json()
 
     def add_assessors(self, cid: int, names: list[str]) -> list[dict]:
         """One assessor per name (1 to 1,000, none twice), created together: a bad name creates nobody.
@@ -99,13 +110,24 @@ class Client:
     def rename_assessor(self, cid: int, aid: int, name: str) -> dict:
         """Give assessor ``aid`` of campaign ``cid`` a new name (stripped, 1 to 200 characters, no control
         character); returns ``{"id", "name"}``. Their link, answers and flags stay."""
-        return self._call("POST", f"/api/campaigns/{cid}/assessors/{aid}", json={"name": name}).json()
+        return self.change_assessor(cid, aid, name=name)
+
+    def change_assessor(self, cid: int, aid: int, *, name: str | None = None, flagged: bool | None = None,
+                        revoked: bool | None = None, token: str | None = None) -> dict:
+        """Rename, flag or clear, revoke or restore assessor ``aid``, or ``token="new"``; returns what changed."""
+        return self._call("POST", f"/api/campaigns/{cid}/assessors/{aid}",
+                          json=_given(name=name, flagged=flagged, revoked=revoked, token=token)).json()
 
     def assessors(self, cid: int) -> list[dict]:
         return self._call("GET", f"/api/campaigns/{cid}/assessors").json()
 
-    def judgments(self, cid: int) -> str:
-        return self._call("GET", f"/api/campaigns/{cid}/judgments").text
+    def judgments(self, cid: int, log: bool = False) -> str:
+        """The target answers as text, one a line (``log=True``: every row of the log, its kind last)."""
+        return self._call("GET", f"/api/campaigns/{cid}/judgments", params={"log": 1} if log else None).text
+
+    def judgments_csv(self, cid: int) -> str:
+        """The whole judgments log as CSV: the fields of :meth:`judgments_log` and joined workers' platform ids."""
+        return self._call("GET", f"/api/campaigns/{cid}/judgments", params={"format": "csv"}).text
 
     def judgments_log(self, cid: int) -> list[dict]:
         """The whole judgments log, one dict per entry (``?format=jsonl``): ``id``, ``kind`` (answer, test,
@@ -122,10 +144,49 @@ class Client:
         "comment", "assessor", "name", "time"}`` each (``time`` in unix seconds)."""
         return self._call("GET", f"/api/campaigns/{cid}/reports").json()
 
+    def quality(self, cid: int) -> dict:
+        """Agreement, test accuracy over all assessors, the flag threshold and the assessors' quality signals."""
+        return self._call("GET", f"/api/campaigns/{cid}/quality").json()
+
+    # ----- crowd campaigns (organiser) -----------------------------------------------------------
+    def set_crowd(self, cid: int, crowd: dict | None) -> dict | None:
+        """Replace campaign ``cid``'s crowd settings (None: none); returns them as stored."""
+        return self._call("POST", f"/api/campaigns/{cid}/crowd", json={"crowd": crowd}).json()["crowd"]
+
+    def join_link(self, cid: int) -> dict:
+        """The join link: ``{"url", "cap", "joined", "open"}`` (``url`` relative, None before one is made)."""
+        return self._call("GET", f"/api/campaigns/{cid}/join").json()
+
+    def set_join_link(self, cid: int, cap: int | None = None, open: bool | None = None, rotate: bool = False) -> dict:
+        """Make the join link (``cap`` needed), re-cap, open, close or rotate it; answers as :meth:`join_link`."""
+        body = _given(cap=cap, open=open, rotate=rotate or None)
+        return self._call("POST", f"/api/campaigns/{cid}/join", json=body).json()
+
+    def payments(self, cid: int) -> list[dict]:
+        """The payment report: per assessor platform ids, completion code, stage, answers, bundles, active time."""
+        return self._call("GET", f"/api/campaigns/{cid}/payments").json()
+
+    def payments_csv(self, cid: int) -> str:
+        """The payment report as CSV."""
+        return self._call("GET", f"/api/campaigns/{cid}/payments", params={"format": "csv"}).text
+
     # ----- judging campaigns (assessor) ----------------------------------------------------------
     def next_task(self) -> dict | None:
         """The assessor's next task, or None (204: nothing waiting now)."""
         r = self._call("GET", "/api/next")
+        return None if r.status_code == 204 else r.json()
+
+    def me(self) -> dict:
+        """The assessor's progress and the campaign's state; in a crowd campaign also stage, bundles, completion."""
+        return self._call("GET", "/api/me").json()
+
+    def consent(self) -> dict:
+        """Agree to the campaign's consent (a crowd campaign with one asks before any task)."""
+        return self._call("POST", "/api/consent", json={"agree": True}).json()
+
+    def undo(self, client_id: str) -> dict | None:
+        """Take back the latest answer; the same task again (as :meth:`next_task`), or None."""
+        r = self._call("POST", "/api/undo", json={"client_id": client_id})
         return None if r.status_code == 204 else r.json()
 
     def answer(self, task: int, answer: str | int, client_id: str) -> dict:
@@ -135,7 +196,7 @@ class Client:
         """Skip the task held: ``reason`` ``"cant-judge"``, or a problem (``"broken"``, ``"language"``,
         ``"other"``) with an optional ``comment`` (up to 1,000 characters). Not a judgment: the pair goes to
         someone else, never back to this assessor; :meth:`next_task` gives the next one."""
-        body = {"reason": reason, "client_id": client_id} | ({"comment": comment} if comment is not None else {})
+        body = _given(reason=reason, client_id=client_id, comment=comment)
         return self._call("POST", f"/api/tasks/{task}/skip", json=body).json()
 
     # ----- online experiments --------------------------------------------------------------------
@@ -149,9 +210,26 @@ class Client:
     def experiments(self) -> list[dict]:
         return self._call("GET", "/api/experiments").json()
 
+    def set_experiment_state(self, eid: int, state: str) -> dict:
+        """Move experiment ``eid`` to ``state``: ``"paused"`` (no new impression; the lists and outcomes of
+        impressions issued before are still recorded), ``"running"`` (resume) or ``"stopped"`` (final: no
+        impression, list or outcome any more; the state stays readable). Allowed: running <-> paused,
+        running or paused -> stopped; any other move raises :class:`ServiceError` 409 naming both states.
+        Returns ``{"id", "state"}``."""
+        return self._call("POST", f"/api/experiments/{eid}", json={"state": state}).json()
+
     def add_client(self, eid: int, name: str) -> dict:
         """A client token for experiment ``eid``: ``{"id", "token"}``."""
         return self._call("POST", f"/api/experiments/{eid}/clients", json={"name": name}).json()
+
+    def clients(self, eid: int) -> list[dict]:
+        """Experiment ``eid``'s client tokens (never the tokens themselves)."""
+        return self._call("GET", f"/api/experiments/{eid}/clients").json()
+
+    def change_client(self, eid: int, client: int, *, revoked: bool | None = None, token: str | None = None) -> dict:
+        """Revoke or restore a client token, or ``token="new"``: a new token, the old one revoked."""
+        body = _given(revoked=revoked, token=token)
+        return self._call("POST", f"/api/experiments/{eid}/clients/{client}", json=body).json()
 
     def impression(self, eid: int) -> dict:
         """``{"impression": IID, "rankers": [a, b]}``: which rankers to compare now."""
@@ -172,3 +250,43 @@ class Client:
     def experiment(self, eid: int) -> dict:
         """The experiment's state: recommendation, counts, leaderboard, matrix, history."""
         return self._call("GET", f"/api/experiments/{eid}").json()
+
+
+# every route of the JSON API -> the Client method that calls it (tests/test_client_routes.py checks both ways)
+ROUTES = {
+    ("POST", "/api/campaigns"): "create_campaign",
+    ("GET", "/api/campaigns"): "campaigns",
+    ("GET", "/api/campaigns/{cid}"): "campaign",
+    ("POST", "/api/campaigns/{cid}"): "set_state",
+    ("DELETE", "/api/campaigns/{cid}"): "delete_campaign",
+    ("POST", "/api/campaigns/{cid}/assessors"): "add_assessor",
+    ("POST", "/api/campaigns/{cid}/assessors/bulk"): "add_assessors",
+    ("GET", "/api/automatic-assessors"): "automatic_assessors",
+    ("GET", "/api/campaigns/{cid}/assessors"): "assessors",
+    ("POST", "/api/campaigns/{cid}/assessors/{aid}"): "change_assessor",
+    ("GET", "/api/campaigns/{cid}/quality"): "quality",
+    ("GET", "/api/campaigns/{cid}/judgments"): "judgments",
+    ("GET", "/api/campaigns/{cid}/reports"): "reports",
+    ("GET", "/api/campaigns/{cid}/qrels"): "qrels",
+    ("POST", "/api/campaigns/{cid}/crowd"): "set_crowd",
+    ("GET", "/api/campaigns/{cid}/join"): "join_link",
+    ("POST", "/api/campaigns/{cid}/join"): "set_join_link",
+    ("GET", "/api/campaigns/{cid}/payments"): "payments",
+    ("GET", "/api/next"): "next_task",
+    ("GET", "/api/me"): "me",
+    ("POST", "/api/consent"): "consent",
+    ("POST", "/api/undo"): "undo",
+    ("POST", "/api/tasks/{tid}/answer"): "answer",
+    ("POST", "/api/tasks/{tid}/skip"): "skip",
+    ("POST", "/api/experiments"): "create_experiment",
+    ("GET", "/api/experiments"): "experiments",
+    ("POST", "/api/experiments/{eid}"): "set_experiment_state",
+    ("GET", "/api/experiments/{eid}"): "experiment",
+    ("POST", "/api/experiments/{eid}/clients"): "add_client",
+    ("GET", "/api/experiments/{eid}/clients"): "clients",
+    ("POST", "/api/experiments/{eid}/clients/{client}"): "change_client",
+    ("POST", "/api/experiments/{eid}/impressions"): "impression",
+    ("POST", "/api/impressions/{iid}/lists"): "lists",
+    ("POST", "/api/impressions/{iid}/clicks"): "clicks",
+    ("POST", "/api/impressions/{iid}/vote"): "vote",
+}

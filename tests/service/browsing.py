@@ -81,7 +81,7 @@ class Watched:
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
 
     def check(self) -> None:
-        assert self.dialogs == [] and self.errors == []
+        assert self.dialogs == [] and self.errors == [], (self.dialogs, self.errors)
         self.context.close()
 
 

@@ -176,6 +176,7 @@ def test_an_answer_quota_and_a_time_limit_end_the_work(service):
     cid = service.campaign(**crowd_body(quota=3, completion_code="C0DE-1"))
     ann = service.assessor(cid, "ann")
     assert len(answer_all(service, ann)) == 3 and me(service, ann)["completion"] == {"code": "C0DE-1"}
+    assert [row["code"] for row in service.admin("GET", f"/api/campaigns/{cid}/payments").json()] == ["C0DE-1"]
     other = service.campaign(**crowd_body(time_limit=10))
     bob = service.assessor(other, "bob")
     task = service.next(bob).json()

@@ -1,7 +1,9 @@
-"""``irbandits judge init|requests|add|status|qrels``: run the top-k preference process from files."""
+"""``irbandits judge init|requests|add|status|qrels|plan|run|texts``: run the top-k preference process from files."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -22,6 +24,21 @@ EXTRA = typer.Option(0, help="extra finalization phases")
 K_DEPTH = typer.Option(5, help="depth of the preference qrels (extended for ties)")
 KEEP = typer.Option("wins", help="pruning rule: wins (wins > n // 2) or borda (wins / pairs >= 0.5)")
 SEED = typer.Option(0, help="seeds the pairings and left / right placement")
+PASSAGES = ("passages: a TSV file (docno<TAB>text), a CSV with a header or JSON lines (docno / id / doc_id and "
+            "text / body / passage), or irds:DATASET_ID (a collection of the ir_datasets package on this machine)")
+TOPICS = ("topics: a TSV file (topic<TAB>query), a CSV with a header or JSON lines (topic / qid / query_id / id, "
+          "query / title / text, optional description and narrative), or irds:DATASET_ID")
+
+
+def _source(value: str, option: str) -> str | Path:
+    """``irds:DATASET_ID`` as it is, else a readable file (see :func:`irbandits.judging.texts.load_passages`)."""
+    from irbandits.judging.texts import IRDS
+
+    return value if value.startswith(IRDS) else check_file(Path(value), option)
+
+
+def _docnos(pools: dict[str, list[str]]) -> set[str]:
+    return {docno for items in pools.values() for docno in items}
 
 
 def _load(state: Path):
@@ -52,14 +69,15 @@ def init(
     k: int = K_DEPTH,
     keep: str = KEEP,
     seed: int = SEED,
-    texts: Optional[Path] = typer.Option(None, help="docno<TAB>text file: report exact duplicates in each pool"),
+    texts: Optional[str] = typer.Option(None, help=f"{PASSAGES}: report exact duplicates in each pool"),
     merge_duplicates: bool = typer.Option(False, help="judge one item per group of exact duplicates"),
     force: bool = typer.Option(False, help="overwrite an existing state file"),
 ) -> None:
     """Build judging pools from graded qrels and start the process."""
-    from irbandits.judging.duplicates import find_duplicates, read_texts
+    from irbandits.judging.duplicates import find_duplicates
     from irbandits.judging.duplicates import merge_duplicates as merge
     from irbandits.judging.pools import pool_sizes
+    from irbandits.judging.texts import load_passages
     from irbandits.judging.topk import TopKProcess
 
     if merge_duplicates and texts is None:
@@ -67,7 +85,8 @@ def init(
     pools = _new_pools(qrels, state, force, minimum)
     aliases = None
     if texts is not None:
-        groups = find_duplicates(pools, read_texts(check_file(texts, "--texts")))
+        text_of = load_passages(_source(texts, "--texts"), _docnos(pools), progress=sys.stderr.isatty())
+        groups = find_duplicates(pools, text_of)
         n_dup = sum(len(g) for gs in groups.values() for g in gs)
         console.print(f"exact duplicates: {n_dup} items in {sum(map(len, groups.values()))} groups "
                       f"over {len(groups)} topics", markup=False)
@@ -230,8 +249,8 @@ def run(
     qrels: Path = typer.Argument(..., help="graded qrels (topic iteration docno grade); - is standard input"),
     assessor: str = typer.Option(..., help="module:function called as f(topic, query, left_text, right_text) "
                                            "-> 'left' or 'right'"),
-    queries: Path = typer.Option(..., help="topic<TAB>query text file"),
-    texts: Path = typer.Option(..., help="docno<TAB>text file"),
+    queries: str = typer.Option(..., help=TOPICS),
+    texts: str = typer.Option(..., help=PASSAGES),
     state: Path = STATE,
     minimum: int = MINIMUM,
     n: int = N_PAIRS,
@@ -246,13 +265,14 @@ def run(
     simulated assessor): init, then requests -> answers until every topic is done; the state file is
     saved after each round, as `judge add` would."""
     from irbandits.judging.assessors import ask, load_assessor
-    from irbandits.judging.duplicates import read_texts
+    from irbandits.judging.texts import load_passages, load_topics
     from irbandits.judging.topk import TopKProcess
 
     judge = load_assessor(assessor)
-    query_of = read_texts(check_file(queries, "--queries"), key="topic")
-    text_of = read_texts(check_file(texts, "--texts"))
+    query_of = load_topics(_source(queries, "--queries"))[0]
+    texts_source = _source(texts, "--texts")
     pools = _new_pools(qrels, state, force, minimum)
+    text_of = load_passages(texts_source, _docnos(pools), progress=sys.stderr.isatty())
     for topic, items in pools.items():
         if items and topic not in query_of:
             raise IrbanditsError(f"{queries}: no query for topic {topic}")
@@ -271,3 +291,45 @@ def run(
     total = sum(len(t.log) for t in proc.topics.values())
     console.print(f"{len(proc.topics)} topics done in {rounds} rounds: {total} judgments by {assessor}; "
                   f"wrote {state}", markup=False)
+
+
+@app.command("texts")
+def texts_command(
+    source: str = typer.Argument(..., help=PASSAGES),
+    qrels: Path = typer.Option(..., help="graded qrels (topic iteration docno grade): their documents are written; "
+                                         "- is standard input"),
+    topics: Optional[str] = typer.Option(None, help=f"{TOPICS}: the qrels' topics are written too"),
+    out: Path = typer.Option(..., help="directory for texts.jsonl (and topics.jsonl), made if missing"),
+) -> None:
+    """Write the passages of the documents a qrels file names (and its topics, with their description
+    and narrative) as JSON lines, ready for the service's campaign form or POST /api/campaigns."""
+    from irbandits.io import read_qrels
+    from irbandits.judging.texts import load_passages, load_topics
+
+    check_output(out, "--out", directory=True).mkdir(exist_ok=True)
+    passages = _source(source, "SOURCE")
+    topic_source = None if topics is None else _source(topics, "--topics")
+    with reading(qrels, "--qrels") as path:
+        judged = read_qrels(path)
+    docnos = list(dict.fromkeys(judged.docno.astype(str)))
+    text_of = load_passages(passages, docnos, progress=sys.stderr.isatty())
+    _write_jsonl(out / "texts.jsonl", ({"docno": d, "text": text_of[d]} for d in docnos if d in text_of))
+    missing = [d for d in docnos if d not in text_of]
+    console.print(f"wrote {out / 'texts.jsonl'}: {len(docnos) - len(missing)} passages of the {len(docnos)} "
+                  f"documents in {source_name(qrels)}", markup=False)
+    if missing:
+        console.print(f"  no text for {len(missing)}: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}",
+                      markup=False)
+    if topic_source is not None:
+        query_of, notes = load_topics(topic_source)
+        wanted = list(dict.fromkeys(judged.topic.astype(str)))
+        _write_jsonl(out / "topics.jsonl", ({"topic": t, "query": query_of[t], **notes.get(t, {})}
+                                            for t in wanted if t in query_of))
+        found = sum(t in query_of for t in wanted)
+        console.print(f"wrote {out / 'topics.jsonl'}: {found} of the {len(wanted)} topics, "
+                      f"{sum(t in notes for t in wanted)} with a description or narrative", markup=False)
+
+
+def _write_jsonl(path: Path, records) -> None:
+    with writing(path, "--out") as fh:
+        fh.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)

@@ -14,34 +14,6 @@ identical items; the other members get the representative's result afterwards.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from irbandits.errors import IrbanditsError
-
-
-def read_texts(path: str | Path, key: str = "docno") -> dict[str, str]:
-    """Read a ``docno<TAB>text`` file; a line without a tab or a docno given twice is an error.
-
-    ``key`` names the first column in messages (``topic`` for a ``topic<TAB>query`` file).
-    """
-    path = Path(path)
-    texts: dict[str, str] = {}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for number, line in enumerate(fh, 1):
-                line = line.rstrip("\n").rstrip("\r")
-                if not line.strip():
-                    continue
-                docno, tab, text = line.partition("\t")
-                if not tab or not docno:
-                    raise IrbanditsError(f"{path}, line {number}: expected {key}<TAB>text")
-                if docno in texts:
-                    raise IrbanditsError(f"{path}, line {number}: {key} {docno} is given twice")
-                texts[docno] = text
-    except (OSError, UnicodeDecodeError) as exc:
-        raise IrbanditsError(f"{path}: cannot read ({exc})") from None
-    return texts
-
 
 def find_duplicates(pools: dict[str, list[str]], texts: dict[str, str]) -> dict[str, list[list[str]]]:
     """Per topic, the groups (two or more items, pool order) of items with identical text.

@@ -1,42 +1,120 @@
-"""The organiser's experiment pages: ``/admin/experiments`` and one experiment's dashboard (the
+"""The organiser's experiment pages: ``/admin/experiments`` (the experiments with their states, and the
+creation form) and one experiment's dashboard (its state with the Pause, Resume and Stop buttons, the
 Bradley-Terry leaderboard, the per-pair matrix, the recommendation and whether it is settled, live
 plots of cumulative outcomes and of the recommendation over time, and the front ends' client tokens:
 add, revoke, restore, re-issue), on the session of :mod:`irbandits.service.websession` like the
 campaign pages. They call the experiments registry (:class:`irbandits.service.experiment_runtime.Experiments`)
-as the JSON routes do."""
+and its checks as the JSON routes do."""
 
 from __future__ import annotations
 
+import re
 import time
+from typing import Any
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from irbandits.dueling.base import REGISTRY
+from irbandits.errors import IrbanditsError
+from irbandits.service.api_experiments import ExperimentIn
+from irbandits.service.experiment_runtime import COMPARISONS, MOVES, check_experiment
+from irbandits.service.guard import refusal, validation_message
 from irbandits.service.pages import render
+from irbandits.service.validation import check_text
 from irbandits.service.websession import check_csrf, csrf_token, form_name, require_session
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
+FIELDS = ("name", "rankers", "algorithm", "comparison", "length", "seed", "horizon")   # the creation form's
+WHOLE = ("length", "seed", "horizon")   # the form's whole-number fields; empty: the API's default
+# what the algorithm field suggests: each registered algorithm, and NAME:SETTING for its named settings
+ALGORITHMS = [(spec, cls.description) for name, cls in REGISTRY.items()
+              for spec in (name, *(f"{name}:{setting}" for setting in cls.settings))]
+
+
+def _list_page(request: Request, nonce: str, values: dict[str, str], error: str = "",
+               status_code: int = 200) -> HTMLResponse:
+    """The experiments and the creation form with ``values``; the field ``error`` names first is marked."""
+    rows = [e.state() for e in request.app.state.experiments.experiments.values()]
+    named = re.match(r"[a-z]+", error)
+    return render("admin_experiments.html", status_code, csrf=csrf_token(request, nonce), experiments=rows,
+                  values=values, error=error, invalid=named and named.group(), algorithms=ALGORITHMS,
+                  comparisons=COMPARISONS)
 
 
 @router.get("/experiments", response_class=HTMLResponse)
 def experiment_list(request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
-    rows = [e.state() for e in request.app.state.experiments.experiments.values()]
-    return render("admin_experiments.html", csrf=csrf_token(request, nonce), experiments=rows)
+    return _list_page(request, nonce, {"comparison": "team-draft"})
 
 
-def _page(request: Request, eid: int, nonce: str, new_token: dict | None = None, status_code: int = 200):
+def form_body(values: dict[str, str]) -> dict[str, Any]:
+    """The creation form's fields as a ``POST /api/experiments`` body, validated as that route validates
+    it (:class:`~irbandits.service.api_experiments.ExperimentIn`); the rankers are one a line or
+    separated by commas. A bad field: :class:`IrbanditsError` naming it."""
+    rankers = [r.strip() for r in re.split(r"[,\n]", values.get("rankers", "")) if r.strip()]
+    body: dict[str, Any] = dict(name=values.get("name", "").strip(), rankers=rankers,
+                                algorithm=values.get("algorithm", ""), comparison=values.get("comparison", ""))
+    for field in WHOLE:
+        text = values.get(field, "").strip()
+        if text:
+            try:
+                body[field] = int(text)
+            except ValueError:
+                raise IrbanditsError(f"{field}: give a whole number, got {text!r}") from None
+    check_text(body, "experiment")   # first: the model would name a bad text's field after "body: Value error"
+    try:
+        return ExperimentIn.model_validate(body).model_dump()
+    except ValidationError as exc:
+        raise IrbanditsError(validation_message(exc)) from None
+
+
+@router.post("/experiments", response_class=HTMLResponse)
+async def create_experiment(request: Request, nonce: str = Depends(require_session)) -> Response:
+    """Create an experiment from the form (checked as ``POST /api/experiments`` checks its body), then its
+    page; a bad field: the form again with the problem and the values kept, 422."""
+    form = await request.form()
+    check_csrf(request, form, nonce)
+    values = {k: v for k, v in form.items() if k in FIELDS and isinstance(v, str)}
+    registry = request.app.state.experiments
+    try:
+        runtime = await run_in_threadpool(lambda: registry.create(check_experiment(form_body(values))))
+    except IrbanditsError as exc:
+        return await run_in_threadpool(_list_page, request, nonce, values, str(exc), 422)
+    return RedirectResponse(f"/admin/experiments/{runtime.id}", status_code=303)
+
+
+def _page(request: Request, eid: int, nonce: str, new_token: dict | None = None, status_code: int = 200,
+          state_error: str = "") -> HTMLResponse:
     registry = request.app.state.experiments
     state = registry.get(eid).state()
     clients = [c | dict(created=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(c["created_at"])))
                for c in registry.client_list(eid)]
     return render("admin_experiment.html", status_code, csrf=csrf_token(request, nonce), s=state, clients=clients,
-                  new_token=new_token)
+                  new_token=new_token, moves=MOVES[state["state"]], state_error=state_error)
 
 
 @router.get("/experiments/{eid}", response_class=HTMLResponse)
 def experiment_page(eid: int, request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
     return _page(request, eid, nonce)
+
+
+@router.post("/experiments/{eid}/state", response_class=HTMLResponse)
+async def set_state(eid: int, request: Request, nonce: str = Depends(require_session)) -> Response:
+    """Move the experiment to the form's ``state`` (the buttons offer the moves its state allows), then back
+    to its page; a refused move: the page with the reason (409, or 422 for no state)."""
+    form = await request.form()
+    check_csrf(request, form, nonce)
+    runtime = request.app.state.experiments.get(eid)
+    state = form.get("state")
+    try:
+        if state not in MOVES:
+            raise IrbanditsError(f"state: give one of {', '.join(MOVES)}, got {state!r}")
+        await run_in_threadpool(runtime.set_state, state)
+    except IrbanditsError as exc:
+        return await run_in_threadpool(_page, request, eid, nonce, None, refusal(exc)[0], str(exc))
+    return RedirectResponse(f"/admin/experiments/{eid}", status_code=303)
 
 
 @router.get("/experiments/{eid}/state.json")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
+from pydantic import Discriminator, Field, StrictBool, StrictInt, StrictStr, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from irbandits.service.auth import require_admin, require_assessor
@@ -20,11 +20,29 @@ _RECORDED = b'{"recorded":true}'
 admin = [Depends(require_admin)]
 
 
+def _string_or(kind: Any, string: str, meaning: str) -> Any:
+    """``str | kind`` (an object), validated as the member the value's JSON type picks (tagged ``string``
+    or ``object``), so that a mistake is one error naming its place, not one per member."""
+    return Annotated[Annotated[StrictStr, Tag(string)] | Annotated[kind, Tag("object")], Discriminator(
+        lambda value: string if isinstance(value, str) else "object" if isinstance(value, dict) else None,
+        custom_error_type="string_or_object",
+        custom_error_message=f"Input should be a valid dictionary or a string ({meaning})")]
+
+
+class TopicIn(Strict):
+    """A topic of ``POST /api/campaigns``: its query, and what the assessor page shows beside it."""
+
+    query: StrictStr
+    description: StrictStr | None = None
+    narrative: StrictStr | None = None
+
+
 class CampaignIn(Strict):
     name: str = Field(min_length=1, max_length=200)
     kind: Literal["preference", "graded"]
-    topics: dict[str, str]
-    texts: dict[str, str]
+    # a file's content (TSV, CSV or JSONL: irbandits.judging.texts), or topic -> query (or TopicIn), docno -> text
+    topics: _string_or(dict[str, _string_or(TopicIn, "query", "the query")], "file", "a file's content")
+    texts: _string_or(dict[str, StrictStr], "file", "a file's content")
     qrels: str | None = None
     runs: dict[str, str] | None = None
     tests: list | None = None  # known-answer test pairs [topic, better docno, worse docno]

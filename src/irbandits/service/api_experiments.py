@@ -1,8 +1,9 @@
 """The online-experiment routes of the JSON API (spec ``service.md``, "Online experiments").
 
-The organiser creates experiments and issues per-experiment client tokens for front ends; the
-impression, lists, clicks, vote and state routes take the organiser token or a client token of that
-experiment (another experiment's token gets 404, an unknown one 401).
+The organiser creates experiments, moves them between running, paused and stopped, and issues
+per-experiment client tokens for front ends; the impression, lists, clicks, vote and state routes take
+the organiser token or a client token of that experiment (another experiment's token gets 404, an
+unknown one 401).
 
 The four routes of a front end's cycle (impression, lists, clicks, vote) are coroutines on the event
 loop: their work is in memory but for one write that they wait for (a group commit, see
@@ -42,6 +43,12 @@ class ExperimentIn(Strict):
     length: StrictInt = Field(10, ge=1, le=1000)
     seed: StrictInt = Field(0, ge=0, le=MAX_SEED)
     horizon: StrictInt | None = Field(None, ge=1, le=MAX_SEED)
+
+
+class ExperimentStateIn(Strict):
+    """``POST /api/experiments/{EID}``: the experiment's next lifecycle state."""
+
+    state: Literal["running", "paused", "stopped"]
 
 
 class ClientIn(Strict):
@@ -105,8 +112,18 @@ def create_experiment(body: ExperimentIn, request: Request) -> dict:
 
 @router.get("/experiments", dependencies=admin)
 def list_experiments(request: Request) -> list[dict]:
-    return [dict(id=e.id, name=e.name, algorithm=e.algorithm, rankers=len(e.rankers))
+    return [dict(id=e.id, name=e.name, state=e.lifecycle, algorithm=e.algorithm, rankers=len(e.rankers))
             for e in experiments(request).experiments.values()]
+
+
+@router.post("/experiments/{eid}", dependencies=admin)
+def set_experiment_state(eid: int, body: ExperimentStateIn, request: Request) -> dict:
+    """Pause, resume or stop an experiment: running <-> paused, running or paused -> stopped (final). Only a
+    running experiment issues impressions; a paused one still takes the lists and outcomes of impressions
+    issued before the pause; a stopped one refuses them too, and its state stays readable."""
+    runtime = experiments(request).get(eid)
+    runtime.set_state(body.state)
+    return {"id": eid, "state": runtime.lifecycle}
 
 
 @router.post("/experiments/{eid}/clients", status_code=201, dependencies=admin)

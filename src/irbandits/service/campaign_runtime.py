@@ -773,7 +773,8 @@ class Campaigns:
         out = []
         for a in self.assessors(runtime.id):
             stage = runtime.crowd.stage(a.id, now, done)
-            out.append(dict(id=a.id, name=a.name, **platform_columns(a.platform), code=a.code, stage=stage,
+            shown = runtime.crowd.completion(a.code)   # the code this assessor is given (their own with "auto")
+            out.append(dict(id=a.id, name=a.name, **platform_columns(a.platform), code=shown and shown["code"], stage=stage,
                             flagged=a.id in runtime.flagged, revoked=a.revoked,
                             **runtime.crowd.payment(a.id, mine[a.id], self.settings.lease_seconds, issued)))
         return out

@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from irbandits.errors import IrbanditsError
+from irbandits.judging.texts import NOTES, parse_passages, parse_topics
 from irbandits.params import Param
 from irbandits.service.crowd import check_crowd
 from irbandits.service.judges import topk_process
 from irbandits.service.validation import MAX_SEED, check_text
 
 _NAME = re.compile(r"^[A-Za-z0-9._+-]{1,100}$")
+MAX_NOTE = 10_000  # characters of a topic's description or narrative
 
 
 def _at_least(low: int) -> tuple[Callable[[Any], bool], str]:
@@ -102,7 +104,9 @@ def check_campaign(body: dict[str, Any]) -> dict[str, Any]:
     from irbandits.io import read_qrels, read_runs
 
     check_text(body, "campaign")
-    kind, topics, texts = body["kind"], body["topics"], body["texts"]
+    kind = body["kind"]
+    topics, notes = _topics(body["topics"])
+    texts = _texts(body["texts"])
     options = check_options(kind, body.get("options") or {})
     if kind == "preference":
         if not body.get("qrels") or body.get("runs"):
@@ -113,7 +117,7 @@ def check_campaign(body: dict[str, Any]) -> dict[str, Any]:
         pools = {t: p for t, p in grade_pools(qrels, options["minimum"]).items() if p}
         topk_process(pools, options)  # checks n, m, k, keep
         pooled = stored = pools
-        tests = _tests(body.get("tests"), qrels, pools, body["texts"], options["seed"])
+        tests = _tests(body.get("tests"), qrels, pools, texts, options["seed"])
     else:
         if body.get("tests"):
             raise IrbanditsError("tests: known-answer test pairs are for preference campaigns")
@@ -142,9 +146,40 @@ def check_campaign(body: dict[str, Any]) -> dict[str, Any]:
     crowd = check_crowd(body.get("crowd"), kind, topics, texts, tests)
     practice = [p[:3] for p in (crowd or {}).get("practice", [])]
     keep = {d for docnos in pooled.values() for d in docnos} | {d for _, a, b in (tests or []) + practice for d in (a, b)}
-    shown = set(pooled) | {t for t, _, _ in practice}
+    shown = list(pooled) + [t for t in dict.fromkeys(t for t, _, _ in practice) if t not in pooled]   # pool order
     return dict(name=body["name"], kind=kind, options=options, pools=stored, tests=tests, crowd=crowd,
-                topics={t: topics[t] for t in shown}, texts={d: texts[d] for d in keep})
+                topics={t: topics[t] for t in shown}, texts={d: texts[d] for d in keep},
+                notes={t: notes[t] for t in shown if t in notes} or None)
+
+
+def _texts(given: str | dict[str, str]) -> dict[str, str]:
+    """``texts``: ``{docno: text}``, or a passages file's content (TSV, CSV or JSONL,
+    :func:`irbandits.judging.texts.parse_passages`)."""
+    if not isinstance(given, str):
+        return given
+    texts = parse_passages(given, "texts")
+    check_text(texts, "texts")
+    return texts
+
+
+def _topics(given: str | dict[str, Any]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """``topics`` as ``{topic: query}`` and the notes of the topics with a description or narrative:
+    from ``{topic: query}``, ``{topic: {"query", "description", "narrative"}}`` or a topics file's
+    content (:func:`irbandits.judging.texts.parse_topics`)."""
+    if isinstance(given, str):
+        queries, notes = parse_topics(given, "topics")
+        check_text(queries, "topics")
+        check_text(notes, "topics")
+    else:
+        queries = {t: q if isinstance(q, str) else q["query"] for t, q in given.items()}
+        notes = {t: note for t, q in given.items()
+                 if isinstance(q, dict) and (note := {k: q[k] for k in NOTES if q.get(k)})}
+    for topic, note in notes.items():
+        for field, text in note.items():
+            if len(text) > MAX_NOTE:
+                raise IrbanditsError(f"topics: the {field} of topic {topic} has {len(text):,} characters "
+                                     f"(at most {MAX_NOTE:,})")
+    return queries, notes
 
 
 def _tests(given: list | None, qrels, pools: dict[str, list[str]], texts: dict[str, str], seed: int) -> list[list[str]]:

@@ -26,6 +26,13 @@ Order and durability (spec ``service.md``, "Online experiments"):
   stale and rebuilds itself from the tables before it answers again (:meth:`ExperimentRuntime.rebuild`),
   so what it holds is always a replay of what is stored.
 
+An experiment is running, paused or stopped (:data:`MOVES`, stored in ``experiments.state``): only a
+running one issues impressions (409 "experiment EID is paused" otherwise). A paused one still takes the
+lists and outcomes of the impressions it issued before the pause: the user saw the list and clicked, and
+refusing would lose that outcome (as a paused campaign records the answers to its leases); pausing stops
+new impressions only. A stopped one, which is final, refuses lists and outcomes too, and its state stays
+readable. The state is not part of the replay: the outcomes recorded are applied whatever it is now.
+
 The front end's calls (:meth:`ExperimentRuntime.impression`, ``interleave``, ``clicks``, ``vote``) are
 coroutines: they wait for their commit on the event loop of the request.
 
@@ -62,6 +69,7 @@ from irbandits.service.settings import Settings
 from irbandits.service.validation import check_text, in_range
 
 COMPARISONS = tuple(METHODS)
+MOVES = {"running": ("paused", "stopped"), "paused": ("running", "stopped"), "stopped": ()}   # state -> next states
 _INTERLEAVE, _COIN = 1, 2   # spawn keys of an impression's generators
 
 
@@ -193,6 +201,7 @@ class ExperimentRuntime:
                  owner: dict[int, int]):
         self.id, self.name, self.rankers = row.id, row.name, list(row.rankers)
         self.algorithm, self.comparison, self.seed, self.horizon = row.algorithm, row.comparison, row.seed, row.horizon
+        self.lifecycle = row.state or "running"   # a key of MOVES (``state()`` is the whole state)
         self.settings, self.engine, self.log = settings, engine, log
         self.owner = owner   # the registry's impression -> experiment map
         self.lock = threading.Lock()
@@ -280,8 +289,11 @@ class ExperimentRuntime:
             self.expired += 1
 
     async def impression(self) -> tuple[Open, list[str]]:
-        """A new impression: ``select()`` under the lock, committed before it is returned."""
+        """A new impression: ``select()`` under the lock, committed before it is returned; 409 unless the
+        experiment is running."""
         with self.lock:
+            if self.lifecycle != "running":
+                raise Conflict(f"experiment {self.id} is {self.lifecycle}")
             self._ready()
             now = self.settings.clock()
             self._expire(now)
@@ -300,6 +312,10 @@ class ExperimentRuntime:
         return imp
 
     def _live(self, iid: int, now: float) -> Open:
+        """Impression ``iid`` if it still takes its list and outcome, else 409 (the experiment stopped, the
+        impression decided or expired)."""
+        if self.lifecycle == "stopped":
+            raise Conflict(f"experiment {self.id} is stopped")
         imp = self.open.get(iid)
         if imp is None or imp.expires_at <= now:
             self._refuse(iid, now)
@@ -384,6 +400,22 @@ class ExperimentRuntime:
             self._apply(imp.c, imp.d, credit, c_won, now)
         await committed
 
+    # ----- lifecycle -----------------------------------------------------------------------------------
+    def set_state(self, state: str) -> None:
+        """Move the experiment to ``state`` (stored first); a move :data:`MOVES` does not allow gets
+        :class:`Conflict` naming both states."""
+        with self.lock:
+            moves = MOVES[self.lifecycle]
+            if state == self.lifecycle:
+                raise Conflict(f"experiment {self.id} is already {state}")
+            if state not in moves:
+                raise Conflict(f"experiment {self.id} is {self.lifecycle}: it can move to {' or '.join(moves)}, "
+                               f"not to {state}" if moves else
+                               f"experiment {self.id} is stopped, which is final: it cannot move to {state}")
+            with self.engine.begin() as conn:
+                conn.execute(update(ExperimentRow).where(ExperimentRow.id == self.id).values(state=state))
+            self.lifecycle = state
+
     # ----- state -------------------------------------------------------------------------------------
     def state(self, plot_points: int = 200) -> dict[str, Any]:
         """The body of ``GET /api/experiments/{EID}``: counts, recommendation, matrix, leaderboard and
@@ -398,9 +430,9 @@ class ExperimentRuntime:
             history = self.history[step - 1::step]
             if self.history and (not history or history[-1] is not self.history[-1]):
                 history.append(self.history[-1])
-            body = dict(id=self.id, name=self.name, algorithm=self.algorithm, comparison=self.comparison,
-                        seed=self.seed, recommended=self.rankers[best], settled=done, arms_left=left,
-                        impressions=self.impressions, outcomes=self.outcomes, expired=self.expired,
+            body = dict(id=self.id, name=self.name, state=self.lifecycle, algorithm=self.algorithm,
+                        comparison=self.comparison, seed=self.seed, recommended=self.rankers[best], settled=done,
+                        arms_left=left, impressions=self.impressions, outcomes=self.outcomes, expired=self.expired,
                         open=len(self.open), duels=self.algo.t)
         body["rankers"] = [dict(name=n, comparisons=int(comparisons[i].sum()), wins=int(wins[i].sum()),
                                 ties=int(ties[i].sum())) for i, n in enumerate(self.rankers)]

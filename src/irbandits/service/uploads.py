@@ -1,7 +1,8 @@
 """The campaign creation form's uploads turned into a ``POST /api/campaigns`` body.
 
-Files are read with the library's own readers (``topic<TAB>query`` and ``docno<TAB>text`` with
-:func:`irbandits.judging.duplicates.read_texts`; qrels and runs later, by
+Files are read with the library's own readers (topics and passages as TSV, CSV or JSONL with
+:func:`irbandits.judging.texts.parse_topics` and :func:`~irbandits.judging.texts.parse_passages`, the
+format from the file's extension or content; qrels and runs later, by
 :func:`irbandits.service.campaign_spec.check_campaign`), so a mistake is reported as it is for the CLI,
 one line naming the uploaded file and line. Options come from the fields ``KIND.NAME`` of the form,
 one per entry of :data:`irbandits.service.campaign_spec.OPTIONS`; an empty field keeps the default.
@@ -10,14 +11,13 @@ one per entry of :data:`irbandits.service.campaign_spec.OPTIONS`; an empty field
 from __future__ import annotations
 
 import re
-from functools import partial
 from typing import Any
 
 from starlette.datastructures import UploadFile
 
 from irbandits.errors import IrbanditsError
-from irbandits.judging.duplicates import read_texts
-from irbandits.service.campaign_spec import OPTIONS, read_upload
+from irbandits.judging.texts import parse_passages, parse_topics
+from irbandits.service.campaign_spec import OPTIONS
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
 
@@ -36,8 +36,9 @@ async def _text(upload: UploadFile, field: str) -> str:
     data = await upload.read()
     try:
         return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise IrbanditsError(f"{field} file {file_name(upload, field)}: not UTF-8 text") from None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise IrbanditsError(f"{field} file {file_name(upload, field)}, line {line}: not UTF-8 text") from None
 
 
 def _uploads(form, field: str, what: str) -> list[UploadFile]:
@@ -47,10 +48,16 @@ def _uploads(form, field: str, what: str) -> list[UploadFile]:
     return found
 
 
-async def _table(form, field: str, key: str) -> dict[str, str]:
-    upload = _uploads(form, field, f"{key}<TAB>text")[0]
-    name = file_name(upload, field)
-    return read_upload(partial(read_texts, key=key), name, {name: await _text(upload, field)})
+async def _topics(form) -> dict[str, dict[str, str]]:
+    """The topics file as the API's ``{topic: {"query", "description", "narrative"}}``."""
+    upload = _uploads(form, "topics", "topics (TSV, CSV or JSONL)")[0]
+    queries, notes = parse_topics(await _text(upload, "topics"), file_name(upload, "topics"))
+    return {topic: {"query": query, **notes.get(topic, {})} for topic, query in queries.items()}
+
+
+async def _texts(form) -> dict[str, str]:
+    upload = _uploads(form, "texts", "passages (TSV, CSV or JSONL)")[0]
+    return parse_passages(await _text(upload, "texts"), file_name(upload, "texts"))
 
 
 def _option(kind: str, name: str, text: str) -> Any:
@@ -70,8 +77,7 @@ async def campaign_body(form) -> dict[str, Any]:
     name = str(form.get("name", "")).strip()
     if not 1 <= len(name) <= 200:
         raise IrbanditsError("name: give the campaign a name of 1 to 200 characters")
-    body: dict[str, Any] = dict(name=name, kind=kind, topics=await _table(form, "topics", "topic"),
-                                texts=await _table(form, "texts", "docno"))
+    body: dict[str, Any] = dict(name=name, kind=kind, topics=await _topics(form), texts=await _texts(form))
     if kind == "preference":
         body["qrels"] = await _text(_uploads(form, "qrels", "TREC qrels")[0], "qrels")
     else:

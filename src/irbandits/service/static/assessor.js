@@ -99,8 +99,7 @@
 
   function show(part) {
     $("loading").hidden = true;
-    $("task").hidden = part !== "task";
-    $("idle").hidden = part !== "idle";
+    for (const id of ["task", "idle", "intro", "feedback"]) $(id).hidden = part !== id;
   }
 
   async function detail(response) {
@@ -117,13 +116,38 @@
     } else if (me.state === "closed" || me.state === "archived") {
       [title, why, again] = ["Closed", "This campaign is closed by its organiser: it takes no more answers. Thank you!", false];
       clearTimeout(timer);  // a closed campaign never hands out work again
+    } else if (me.stage === "finished") {
+      [title, why, again] = ["All done", "You have finished your part of this campaign. Thank you!", false];
+    } else if (me.stage === "screened-out") {
+      [title, why, again] = ["Thank you", "The practice round did not go well enough to go on: there is no work for "
+        + "you in this campaign.", false];
     } else if (me.done) {
       [title, why, again] = ["All done", "The campaign is finished. Thank you!", false];
     }
+    if (!again) clearTimeout(timer);
     $("app").dataset.state = me.state;
     $("idle-title").textContent = title;
     $("idle-why").textContent = why;
     $("again").hidden = !again;
+    const end = me.stage === "finished" && me.completion;
+    $("completion").hidden = !end;
+    if (end) {
+      $("completion-code").value = me.completion.code;
+      $("completion-link").hidden = !me.completion.url;
+      if (me.completion.url) $("completion-link").href = me.completion.url;  // an https address the organiser set
+    }
+  }
+
+  // the progress line: answers and topics, and in a crowd campaign the practice round or the bundle
+  function progressLine(me) {
+    const parts = [`${me.answered} answered`, `${me.topics_done} of ${me.topics} topics finished`];
+    if (me.stage === "practice") parts.unshift(`practice ${me.practice.done + 1} of ${me.practice.total}`);
+    if (me.bundles && me.stage === "work") {
+      parts.unshift(`bundle ${me.bundles.done + 1}${me.bundles.quota ? " of " + me.bundles.quota : ""}: `
+        + `${me.bundles.current} of ${me.bundles.size}`);
+    }
+    if (me.seconds_left !== undefined && me.stage === "work") parts.push(`${Math.ceil(me.seconds_left / 60)} min left`);
+    return parts.join(" · ");
   }
 
   async function refreshProgress() {
@@ -131,7 +155,7 @@
       const r = await api("/api/me");
       if (!r.ok) return;
       const me = await r.json();
-      $("progress").textContent = `${me.answered} answered · ${me.topics_done} of ${me.topics} topics finished`;
+      $("progress").textContent = progressLine(me);
       explain(me);
     } catch (e) { /* progress is a nicety; the task flow reports connection problems */ }
   }
@@ -168,10 +192,15 @@
       } else if (r.ok) {
         render(await r.json());
       } else {
+        const why = await detail(r);
         task = null;
+        if (r.status === 409 && /consent/.test(why)) {
+          show("intro");  // the consent comes first
+          return;
+        }
         show("idle");
         say(r.status === 401 ? "This link is not valid any more. Ask the organiser for a new one."
-                             : `The server refused: ${await detail(r)}`, true);
+                             : `The server refused: ${why}`, true);
         return;
       }
       say("");
@@ -190,7 +219,7 @@
     const pressed = buttons.find((b) => b.dataset.answer === String(value));
     if (pressed) pressed.classList.add("pressed");
     buttons.forEach((b) => { b.disabled = true; });
-    let notice = "";
+    let notice = "", feedback = null;
     try {
       const r = await api(`/api/tasks/${task.task}/answer`, {
         method: "POST",
@@ -206,6 +235,9 @@
         buttons.forEach((b) => { b.disabled = false; b.classList.remove("pressed"); });
         busy = false;
         return;
+      } else {
+        const body = await r.json();
+        if ("correct" in body) feedback = body;  // a practice pair: right or wrong, and why
       }
     } catch (e) {
       say("Not sent: no connection. Press again to retry (it will be recorded once).", true);
@@ -214,9 +246,59 @@
       return;
     }
     busy = false;
+    if (feedback) {
+      showFeedback(feedback);
+      return;
+    }
     $("undo").hidden = false;  // the answer just sent may be taken back (while its phase is open)
     await loadNext();
     if (notice) say(notice);
+  }
+
+  // after a practice pair: whether the answer was right, which passage was better, the organiser's note
+  function showFeedback(f) {
+    const better = task.items.findIndex((item) => item.docno === f.better) + 1;
+    $("feedback").dataset.correct = f.correct ? "1" : "0";
+    $("feedback-title").textContent = f.correct ? "Right" : "Not quite";
+    $("feedback-why").textContent = `Passage ${better} was the better one.`;
+    $("feedback-note").textContent = shown(f.note || "");
+    task = null;
+    $("undo").hidden = true;  // a practice answer is not taken back
+    show("feedback");
+    $("feedback-next").focus();
+    refreshProgress();
+  }
+
+  // the guidelines and the consent before any task; Start records the consent, then the work begins
+  async function start(e) {
+    e.preventDefault();
+    if ($("app").dataset.consent === "1") {
+      try {
+        const r = await api("/api/consent", {
+          method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ agree: true }),
+        });
+        if (!r.ok) { say(`Not recorded: ${await detail(r)}`, true); return; }
+      } catch (err) { say("Not sent: no connection. Try again.", true); return; }
+    }
+    if ($("guidelines-open")) $("guidelines-open").hidden = false;
+    loadNext();
+  }
+
+  // the first view: the guidelines (and consent) for someone who has not begun, else the next task
+  async function begin() {
+    let me = null;
+    try {
+      const r = await api("/api/me");
+      if (r.ok) me = await r.json();
+    } catch (e) { /* loadNext reports connection problems */ }
+    const fresh = me && me.answered === 0 && (!me.practice || me.practice.done === 0);
+    if (me && (me.stage === "consent" || ($("app").dataset.guidelines === "1" && fresh && me.stage !== undefined))) {
+      if (me.stage !== "consent") $("consent-form").querySelector("h2")?.remove();
+      show("intro");
+      return;
+    }
+    if ($("guidelines-open")) $("guidelines-open").hidden = false;
+    loadNext();
   }
 
   function openReport() {
@@ -303,6 +385,11 @@
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
     if ($("help").open) return;  // the help's own keys: Esc closes it
+    if (!$("feedback").hidden) {   // after a practice pair: Enter goes on
+      if (e.key === "Enter") { e.preventDefault(); loadNext(); }
+      return;
+    }
+    if (!$("intro").hidden) return;
     if (!$("report").hidden || e.target.closest("input:not([type=checkbox]), textarea, select")) return;  // typing
     if (e.key === "?") { e.preventDefault(); openHelp(); return; }
     if (e.key === "u" || e.key === "U") { e.preventDefault(); undo(); return; }
@@ -331,10 +418,20 @@
     resized.observe(t);
   });
   $("help-open").addEventListener("click", openHelp);
+  $("consent-form").addEventListener("submit", start);
+  $("feedback-next").addEventListener("click", loadNext);
+  $("completion-copy").addEventListener("click", () => {
+    $("completion-code").select();
+    if (navigator.clipboard) navigator.clipboard.writeText($("completion-code").value).catch(() => {});
+  });
+  if ($("guidelines-dialog")) {
+    $("guidelines-open").addEventListener("click", () => $("guidelines-dialog").showModal());
+    $("guidelines-close").addEventListener("click", () => $("guidelines-dialog").close());
+  }
   $("help-close").addEventListener("click", () => $("help").close());
   $("help").addEventListener("close", () => {
     if (helpFrom && helpFrom.isConnected) helpFrom.focus();
     helpFrom = null;
   });
-  loadNext();
+  begin();
 })();

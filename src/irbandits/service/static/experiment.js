@@ -1,4 +1,4 @@
-// An experiment's dashboard: numbers, leaderboard, matrix and the two plots, refreshed every 5 seconds
+// An experiment's dashboard: state, numbers, leaderboard, matrix and the two plots, refreshed every 5 seconds
 // from /admin/experiments/EID/state.json. Texts are set with textContent.
 "use strict";
 (() => {
@@ -70,6 +70,9 @@
   }
 
   function show(s) {
+    const state = document.getElementById("state");
+    state.textContent = s.state;
+    state.className = "tag state-tag " + s.state;
     document.getElementById("recommended").textContent = s.recommended.replace(/[\u202A-\u202E\u2066-\u2069]/g, "");
     ["outcomes", "impressions", "expired", "open"].forEach((k) => { document.getElementById(k).textContent = s[k]; });
     document.getElementById("arms-left").textContent = s.arms_left;
