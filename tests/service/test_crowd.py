@@ -218,7 +218,8 @@ def test_settings_change_until_work_fixes_the_practice_and_the_bundles(service):
     cid = service.campaign(**crowd_body(bundle={"targets": 4, "checks": 2}))
     r = service.admin("POST", f"/api/campaigns/{cid}/crowd", json={"crowd": {"bundle": {"targets": 10, "checks": 3},
                                                                             "guidelines": "Be quick."}})
-    assert r.status_code == 200 and r.json()["crowd"]["bundle"] == {"targets": 10, "checks": 3, "pass": 0.75}
+    assert r.status_code == 200 and r.json()["crowd"]["bundle"] == {"targets": 10, "checks": 3, "pass": 0.75,
+                                                                              "scope": "bundle"}
     ann = service.assessor(cid, "ann")
     task = service.next(ann).json()
     assert service.answer(ann, task["task"], oracle(task), "a0").status_code == 200
@@ -261,3 +262,17 @@ def test_the_dashboard_makes_the_join_link_saves_settings_and_downloads_payments
     csv_text = service.client.get(f"/admin/campaigns/{cid}/payments.csv")
     assert csv_text.status_code == 200 and csv_text.text.startswith("id,name,platform,worker")
     assert "attachment" in csv_text.headers["content-disposition"]
+
+
+def test_the_worker_scope_counts_every_check_so_far_and_excludes_the_worker(service):
+    cid = service.campaign(**crowd_body(bundle={"targets": 4, "checks": 3, "scope": "worker"}, bundles=3))
+    ann, bob = service.assessor(cid, "ann"), service.assessor(cid, "bob")
+    # ann: 3 of 3, then 2 of 3: 5 of 6 >= 75 %, both bundles kept (the thesis's two-HIT case)
+    # bob: 3 of 3, then 1 of 3: 4 of 6 < 75 %: both bundles rejected and no more work
+    assert len(answer_all(service, ann, wrong_checks={4}, prefix="a")) == 21
+    assert me(service, ann)["bundles"]["accepted"] == 3 and me(service, ann)["stage"] == "finished"
+    assert len(answer_all(service, bob, wrong_checks={3, 4}, prefix="b")) == 14
+    assert me(service, bob)["stage"] == "excluded" and me(service, bob)["bundles"]["accepted"] == 0
+    rows = {r["name"]: r for r in service.admin("GET", f"/api/campaigns/{cid}/payments").json()}
+    assert (rows["bob"]["accepted"], rows["bob"]["rejected"]) == (0, 2)
+    assert len(exported(service, cid)) == 12          # ann's three bundles of four; none of bob's

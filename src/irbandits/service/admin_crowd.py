@@ -49,7 +49,8 @@ def crowd_from_form(form) -> dict[str, Any] | None:
     targets, checks = _number(form, "bundle_targets", int), _number(form, "bundle_checks", int)
     if targets is not None or checks is not None:
         share = _number(form, "bundle_pass", float)
-        crowd["bundle"] = {"targets": targets, "checks": checks} | ({"pass": share} if share is not None else {})
+        crowd["bundle"] = ({"targets": targets, "checks": checks, "scope": "worker" if form.get("bundle_worker") else "bundle"}
+                           | ({"pass": share} if share is not None else {}))
     return crowd or None
 
 

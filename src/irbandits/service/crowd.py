@@ -9,8 +9,11 @@ A campaign's ``crowd`` settings (:class:`CrowdIn`, checked by :func:`check_crowd
    organiser's note); below ``practice_pass`` of them right, the assessor is screened out;
 3. the work, in **bundles** when ``bundle`` is set: ``targets`` requests of the process and ``checks``
    test pairs at random places of each bundle (the thesis: 10 + 3). A finished bundle whose checks are
-   below ``pass`` right (the thesis: 75 %) is rejected: its answers leave the process, as a flagged
-   assessor's do, and the payment report counts it as rejected. The flag rule still runs beside it;
+   below ``pass`` right (the issue's reading of the thesis's 75 %) is rejected: its answers leave the
+   process, as a flagged assessor's do, and the payment report counts it as rejected. With ``scope``
+   "worker" the share counts all of the worker's checks so far, as the thesis did (section 5.1: 3 of 3
+   after one HIT, 5 of 6 after two): below it, all their bundles are rejected and they are excluded
+   from further work. The flag rule still runs beside either;
 4. the end: after ``quota`` answers or ``bundles`` bundles, or ``time_limit`` minutes after the
    assessor's first task, or when the campaign is done, they get the **completion code** (the
    organiser's, or ``"auto"``: their own, :attr:`irbandits.service.models.Assessor.code`) and, with a
@@ -35,7 +38,7 @@ import re
 import secrets
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from markupsafe import Markup
 from pydantic import Field, StrictFloat, StrictInt, StrictStr, field_validator, model_validator
@@ -52,11 +55,14 @@ MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"   # MTurk's assignmentId while a w
 
 class BundleIn(Strict):
     """HIT-style bundles: ``targets`` requests and ``checks`` test pairs each; ``pass``: the share of
-    checks right a bundle needs, else it is rejected."""
+    checks right a bundle needs, else it is rejected (``scope`` "bundle"); with ``scope`` "worker" the
+    share counts all the worker's checks so far, and below it every bundle of theirs is rejected and
+    they get no more work (the thesis: 3 of 3 after one HIT, 5 of 6 after two)."""
 
     targets: StrictInt = Field(ge=1, le=200)
     checks: StrictInt = Field(ge=1, le=50)
     pass_share: StrictFloat | StrictInt = Field(0.75, ge=0, le=1, alias="pass")
+    scope: Literal["bundle", "worker"] = "bundle"
 
     model_config = Strict.model_config | {"populate_by_name": True}
 
@@ -223,7 +229,8 @@ class CrowdState:
 
     # ----- stages --------------------------------------------------------------------------------
     def stage(self, assessor: int, now: float, done: bool) -> str:
-        """Where ``assessor`` is: consent, practice, screened-out, finished or work."""
+        """Where ``assessor`` is: consent, practice, screened-out (the practice round), excluded (the
+        checks, with bundles of scope "worker"), finished or work."""
         if assessor in self.exempt:
             return "work"
         if self.s.get("consent") and assessor not in self.consented:
@@ -233,6 +240,8 @@ class CrowdState:
             return "practice"
         if self.practice and sum(p.practice) < self.s.get("practice_pass", 0) * len(self.practice):
             return "screened-out"
+        if self.size and self.s["bundle"].get("scope") == "worker" and not all(p.verdicts.values()):
+            return "excluded"
         return "finished" if done or self.used_up(assessor, now) else "work"
 
     def used_up(self, assessor: int, now: float) -> bool:
@@ -278,11 +287,16 @@ class CrowdState:
         if not self.size or len(p.counted) % self.size:
             return []
         index = len(p.counted) // self.size - 1
-        bundle = p.counted[index * self.size:]
-        tests = [x for x in bundle if x.kind == "test"]
+        worker = self.s["bundle"].get("scope") == "worker"
+        judged = p.counted if worker else p.counted[index * self.size:]
+        tests = [x for x in judged if x.kind == "test"]
         right = sum(getattr(x, "correct", False) for x in tests)
         p.verdicts[index] = not tests or right >= self.s["bundle"]["pass"] * len(tests)
-        return [] if p.verdicts[index] else [x.id for x in bundle if x.kind == "answer"]
+        if p.verdicts[index]:
+            return []
+        if worker:   # every bundle of theirs goes
+            p.verdicts = dict.fromkeys(p.verdicts, False)
+        return [x.id for x in judged if x.kind == "answer"]
 
     def uncounted(self, j) -> None:
         """Take back a retracted answer or check (only ever the latest, of an unfinished bundle)."""

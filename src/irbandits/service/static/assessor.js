@@ -118,6 +118,9 @@
       clearTimeout(timer);  // a closed campaign never hands out work again
     } else if (me.stage === "finished") {
       [title, why, again] = ["All done", "You have finished your part of this campaign. Thank you!", false];
+    } else if (me.stage === "excluded") {
+      [title, why, again] = ["Thank you", "Too few of the known-answer checks were right: there is no more work for "
+        + "you in this campaign.", false];
     } else if (me.stage === "screened-out") {
       [title, why, again] = ["Thank you", "The practice round did not go well enough to go on: there is no work for "
         + "you in this campaign.", false];
