@@ -394,3 +394,29 @@ def test_automatic_assessors_answer_a_campaign_and_are_marked_in_exports(automat
     for spec in ("auto_judges:oracle", "nope"):   # only registered names: a module:function is not imported
         r = service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": "bad", "automatic": spec})
         assert r.status_code == 422 and f"no automatic assessor is registered as {spec!r}" in r.json()["detail"]
+
+
+@pytest.mark.parametrize("settings", ["sqlite", "postgresql"], indirect=True)
+def test_an_unsure_automatic_assessor_skips_and_its_pairs_go_to_people(settings):
+    import time
+
+    settings.assessors = {"doubter": lambda topic, query, left, right: "unsure"}   # as serve --llm registers one
+    service = Service(settings)
+    try:
+        cid = service.campaign(**quality_body(topics=1))
+        open_requests = service.admin("GET", f"/api/campaigns/{cid}").json()["requests"]
+        r = service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": "llm", "automatic": "doubter"})
+        assert r.status_code == 201
+        deadline = time.monotonic() + 60
+        while len(reports := service.admin("GET", f"/api/campaigns/{cid}/reports").json()) < open_requests:
+            assert time.monotonic() < deadline, reports
+            time.sleep(0.05)
+        assert {(x["reason"], x["comment"], x["name"]) for x in reports} == {("cant-judge", "automatic assessor unsure", "llm")}
+        assert service.admin("GET", f"/api/campaigns/{cid}").json()["judgments"] == 0
+        ann = service.assessor(cid, "ann")
+        task = service.next(ann).json()                     # every pair it declined is open to people
+        assert {i["docno"] for i in task["items"]} in [set(x["docnos"]) for x in reports]
+    finally:
+        service.client.close()
+        service.app.state.campaigns.stop()
+        service.app.state.engine.dispose()

@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from irbandits.cli.common import check_file, check_output, console, make_table, reading, source_name, writing
+from irbandits.cli.serve import LLM_SPEC
 from irbandits.errors import IrbanditsError
 
 app = typer.Typer(no_args_is_help=True,
@@ -176,7 +177,20 @@ def plan(
                                                             "CID/quality): its test-pair accuracy"),
     assessors_per_pair: int = typer.Option(1, help="assessors answering each request (majority decides)"),
     runs: int = typer.Option(100, help="simulated campaigns"),
-    cost_per_judgment: Optional[float] = typer.Option(None, help="price of one judgment: adds the cost"),
+    cost_per_judgment: Optional[float] = typer.Option(None, "--cost-per-judgment", "--human-price",
+                                                      help="price of one person's judgment: adds the cost"),
+    auto_accuracy: Optional[float] = typer.Option(None, help="an automatic assessor in front: the chance that "
+                                                  "its sure answers prefer the better item; plans it beside the "
+                                                  "all-human campaign"),
+    auto_unsure: float = typer.Option(0.0, help="with --auto-accuracy: the share of pairs it is unsure of "
+                                      "(they go to people)"),
+    auto_bias: float = typer.Option(0.0, help="with --auto-accuracy: the share of pairs it answers the "
+                                    "first-shown item regardless"),
+    auto_price: Optional[float] = typer.Option(None, help="with --auto-accuracy: its price per pair asked"),
+    audit: float = typer.Option(0.1, help="with --auto-accuracy: the share of its sure answers also sent to "
+                                "people, measuring it"),
+    auto_threshold: float = typer.Option(0.7, help="with --auto-accuracy: its answers stop counting once the "
+                                         "99 % interval of its agreement with people's audits is below this"),
     minimum: int = MINIMUM,
     n: int = N_PAIRS,
     m: int = M_FINAL,
@@ -186,15 +200,31 @@ def plan(
     format: str = typer.Option("table", "--format", help="table or json"),
 ) -> None:
     """Before launch: judgments (mean, 5th and 95th percentile), assessors needed and the chance of
-    finding each topic's best item, from simulated campaigns (irbandits.judging.plan)."""
+    finding each topic's best item, from simulated campaigns (irbandits.judging.plan); with
+    --auto-accuracy, also with an automatic assessor in front (irbandits.judging.hybrid's rule)."""
     import json
 
     import pandas as pd
 
+    from irbandits.judging.hybrid import SimulatedJudge
     from irbandits.judging.plan import simulate, summary
 
     if format not in ("table", "json"):
         raise IrbanditsError(f"--format must be table or json, got {format!r}")
+    for name, price in (("--human-price", cost_per_judgment), ("--auto-price", auto_price)):
+        if price is not None and not price >= 0:
+            raise IrbanditsError(f"{name} must be at least 0, got {price}")
+    if auto_accuracy is None and (auto_price is not None or (auto_unsure, auto_bias, audit, auto_threshold)
+                                  != (0.0, 0.0, 0.1, 0.7)):
+        raise IrbanditsError("--auto-unsure, --auto-bias, --auto-price, --audit and --auto-threshold describe an "
+                             "automatic assessor: give --auto-accuracy too")
+    judge = None
+    if auto_accuracy is not None:
+        for name, value in (("--auto-accuracy", auto_accuracy), ("--auto-unsure", auto_unsure),
+                            ("--auto-bias", auto_bias), ("--audit", audit), ("--auto-threshold", auto_threshold)):
+            if not 0 <= value <= 1:
+                raise IrbanditsError(f"{name} must be in [0, 1], got {value}")
+        judge = SimulatedJudge(auto_accuracy, auto_bias, auto_unsure)
     if (qrels is None) == (pool_sizes is None):
         raise IrbanditsError("give QRELS or --pool-sizes (one of them)")
     if runs < 1:
@@ -220,11 +250,18 @@ def plan(
         if fitted is None:
             raise IrbanditsError(f"{accuracy_from}: the campaign has no answered test pair to fit an accuracy on")
         accuracy = float(fitted)
-    df = simulate(sizes, accuracy, runs=runs, seed=seed, assessors_per_pair=assessors_per_pair,
-                  n=n, m=m, extra=extra, keep=keep)
+    settings = dict(runs=runs, seed=seed, assessors_per_pair=assessors_per_pair, n=n, m=m, extra=extra, keep=keep)
+    df = simulate(sizes, accuracy, **settings)
     out = summary(df, cost_per_judgment) | dict(accuracy=accuracy, topics=len(sizes), items=sum(sizes.values()))
+    if judge is not None:
+        hybrid = simulate(sizes, accuracy, auto=judge, audit=audit, threshold=auto_threshold, **settings)
+        out["auto"] = summary(hybrid, cost_per_judgment, auto_price) | dict(
+            accuracy=auto_accuracy, unsure=auto_unsure, bias=auto_bias, audit=audit, threshold=auto_threshold)
     if format == "json":
         print(json.dumps(out))
+        return
+    if judge is not None:
+        _print_auto_plan(out, sizes, runs)
         return
     j, a = out["judgments"], out["assessors"]
     rows = [("judgments (mean)", f"{j['mean']:,.0f}"), ("judgments (5-95 %)", f"{j['p5']:,.0f} - {j['p95']:,.0f}"),
@@ -244,11 +281,35 @@ def plan(
                              "the topics least likely to find their best item"))
 
 
+def _print_auto_plan(out: dict, sizes: dict[str, int], runs: int) -> None:
+    """The all-human plan and the plan with an automatic assessor in front, side by side."""
+    import pandas as pd
+
+    auto = out["auto"]
+
+    def spread(d: dict) -> str:
+        return f"{d['mean']:,.0f} ({d['p5']:,.0f} - {d['p95']:,.0f})"
+
+    rows = [("people's judgments (mean, 5-95 %)", spread(out["judgments"]), spread(auto["judgments"])),
+            ("automatic pairs (mean, 5-95 %)", "-", spread(auto["automatic"])),
+            ("automatic assessor cut off (share of runs)", "-", f"{auto['cutoff']:.0%}"),
+            ("best item found (share of topics)", f"{out['best_found']['mean']:.1%}", f"{auto['best_found']['mean']:.1%}")]
+    if "cost" in auto:
+        cost = [f"{c['mean']:,.2f} ({c['p5']:,.2f} - {c['p95']:,.2f})" if c else "-" for c in (out.get("cost"), auto["cost"])]
+        rows.append(("cost (mean, 5-95 %)", *cost))
+    title = (f"{len(sizes)} topics, {out['items']} items, people's accuracy {out['accuracy']:.3g}, {runs} runs; "
+             f"automatic assessor: accuracy {auto['accuracy']:.3g}, unsure {auto['unsure']:.3g}, bias "
+             f"{auto['bias']:.3g}, audit {auto['audit']:.3g}, cut off below {auto['threshold']:.3g}")
+    console.print(make_table(pd.DataFrame(rows, columns=["", "all human", "automatic assessor in front"]), title))
+
+
 @app.command()
 def run(
     qrels: Path = typer.Argument(..., help="graded qrels (topic iteration docno grade); - is standard input"),
-    assessor: str = typer.Option(..., help="module:function called as f(topic, query, left_text, right_text) "
-                                           "-> 'left' or 'right'"),
+    assessor: Optional[str] = typer.Option(None, help="module:function called as f(topic, query, left_text, "
+                                                      "right_text) -> 'left', 'right' or 'unsure', or a registered "
+                                                      "name"),
+    llm: Optional[str] = typer.Option(None, help=f"a language-model assessor instead of --assessor: {LLM_SPEC}"),
     queries: str = typer.Option(..., help=TOPICS),
     texts: str = typer.Option(..., help=PASSAGES),
     state: Path = STATE,
@@ -261,14 +322,22 @@ def run(
     seed: int = SEED,
     force: bool = typer.Option(False, help="overwrite an existing state file"),
 ) -> None:
-    """Run the whole judging loop with a Python callable as the assessor (a language-model judge, a
-    simulated assessor): init, then requests -> answers until every topic is done; the state file is
-    saved after each round, as `judge add` would."""
-    from irbandits.judging.assessors import ask, load_assessor
+    """Run the whole judging loop with an automatic assessor (a Python callable, or a language model on
+    an OpenAI-compatible endpoint with --llm): init, then requests -> answers until every topic is done;
+    the state file is saved after each round, as `judge add` would. An "unsure" answer is counted and
+    replaced (asking again would only hit the cache): by the language model's reply in the first order
+    when it parsed, else by a fair coin fixed per pair. A language model's pairs are asked in parallel
+    (its concurrency) and its usage is printed at the end."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from irbandits.judging.assessors import load_assessor
+    from irbandits.judging.llm import parse_llm_spec
     from irbandits.judging.texts import load_passages, load_topics
     from irbandits.judging.topk import TopKProcess
 
-    judge = load_assessor(assessor)
+    if (assessor is None) == (llm is None):
+        raise IrbanditsError("give --assessor or --llm (one of them)")
+    name, judge = (assessor, load_assessor(assessor)) if llm is None else parse_llm_spec(llm)
     query_of = load_topics(_source(queries, "--queries"))[0]
     texts_source = _source(texts, "--texts")
     pools = _new_pools(qrels, state, force, minimum)
@@ -280,17 +349,43 @@ def run(
             if docno not in text_of:
                 raise IrbanditsError(f"{texts}: no text for document {docno} (topic {topic})")
     proc = TopKProcess(pools, n=n, m=m, extra=extra, k=k, keep=keep, seed=seed)
-    rounds = 0
-    while requests := proc.requests():
-        for topic, left, right in requests:
-            side = ask(judge, assessor, topic, query_of[topic], text_of[left], text_of[right])
-            proc.add(topic, left, right, left if side == "left" else right)
-        rounds += 1
-        proc.save(state)
+    rounds, unsure = 0, 0
+
+    def answer(request: tuple[str, str, str]) -> tuple[str, bool]:
+        topic, left, right = request
+        return _answer(judge, name, topic, query_of[topic], text_of[left], text_of[right])
+
+    with ThreadPoolExecutor(getattr(judge, "concurrency", 1)) as pool:
+        while requests := proc.requests():
+            for (topic, left, right), (side, was_unsure) in zip(requests, pool.map(answer, requests)):
+                proc.add(topic, left, right, left if side == "left" else right)
+                unsure += was_unsure
+            rounds += 1
+            proc.save(state)
     proc.save(state)
     total = sum(len(t.log) for t in proc.topics.values())
-    console.print(f"{len(proc.topics)} topics done in {rounds} rounds: {total} judgments by {assessor}; "
+    note = f" ({unsure} unsure, answered by the first order or a coin)" if unsure else ""
+    console.print(f"{len(proc.topics)} topics done in {rounds} rounds: {total} judgments by {name}{note}; "
                   f"wrote {state}", markup=False)
+    if hasattr(judge, "usage"):
+        u = judge.usage()
+        console.print(f"usage: {u['calls']} calls, {u['cached']} cached, {u['prompt_tokens']} prompt + "
+                      f"{u['completion_tokens']} completion tokens, cost ${u['cost_usd']:.4f}, "
+                      f"{u['errors']} failed attempts", markup=False)
+
+
+def _answer(judge, name: str, topic: str, query: str, left: str, right: str) -> tuple[str, bool]:
+    """The side `judge run` records, and whether the assessor was unsure: an unsure pair takes the side
+    an LLM judge's first order preferred when its reply parsed, else a fair coin fixed per pair."""
+    from irbandits.judging.assessors import ask, coin
+
+    if hasattr(judge, "decide"):
+        side, first = judge.decide(topic, query, left, right)
+    else:
+        side, first = ask(judge, name, topic, query, left, right), None
+    if side != "unsure":
+        return side, False
+    return first or coin(topic, query, left, right), True
 
 
 @app.command("texts")

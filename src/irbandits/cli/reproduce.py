@@ -176,6 +176,34 @@ def judging_replay(
              module.plot(result, claims / "judging-replay-sets.png"))
 
 
+@_study("hybrid-assessors")
+def hybrid_assessors(
+    data: Path = typer.Option(Path("../shared/data/human-preferences-dl21"), help="released data folder"),
+    full: bool = typer.Option(False, "--full", help="100 replays per judge (default: 10, about a minute)"),
+    runs: Optional[int] = typer.Option(None, min=1, help="replays per judge (overrides the scale's)"),
+    seed: int = typer.Option(0, help="master seed"),
+    unsure: float = typer.Option(0.0, help="the share of pairs the judges are unsure of"),
+    audit: float = typer.Option(0.1, help="the share of the judges' sure answers audited by people"),
+    threshold: float = typer.Option(0.7, help="cut a judge off once its audited agreement's 99 % interval is "
+                                    "below this"),
+    out: Path = typer.Option(Path("reproduce-hybrid-assessors"), help="output folder: runs.csv, table.csv, the "
+                             "figure hybrid-assessors.png and claims.csv"),
+) -> None:
+    check_dir(data, "--data")
+    check_output(out, "--out", directory=True)
+    module = get_study("hybrid-assessors").load()
+    runs = runs or (module.FULL if full else module.QUICK)
+    df = module.run_study(data=data, runs=runs, seed=seed, unsure=unsure, audit=audit, threshold=threshold)
+    table = module.table(df)
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out / "runs.csv", index=False)
+    table.to_csv(out / "table.csv", index=False)
+    console.print(make_table(table, f"{runs} replays per judge (first row: all human); saved = people's "
+                             "judgments saved, share = topics sharing a best item with Combined I+II"))
+    _publish(module.claim_rows(table, df.attrs), "issue 25 (beyond the seeds)", out, out / "runs.csv",
+             out / "table.csv", module.plot(table, out / "hybrid-assessors.png"))
+
+
 @_study("pruning-survival")
 def pruning_survival(
     pools: int = typer.Option(400, min=10, help="pools of 12 items per (n, b) point"),

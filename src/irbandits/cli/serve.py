@@ -9,6 +9,10 @@ import typer
 
 from irbandits.errors import IrbanditsError
 
+LLM_SPEC = ("NAME=URL or NAME=URL,KEY=VALUE,... with the keys model, key-env (the environment variable of the key), "
+            "price-in and price-out (USD per million tokens), template (a prompt file), concurrency, cache (a SQLite "
+            "file), tries and timeout (seconds); URL is the OpenAI-compatible API's base, ending in /v1")
+
 
 def serve(
     db: str = typer.Option("sqlite:///irbandits.db", help="database URL: sqlite:///FILE or "
@@ -20,6 +24,11 @@ def serve(
     assessor: Optional[list[str]] = typer.Option(
         None, "--assessor", help="allow an automatic assessor: NAME=module:function (repeatable); requests "
                                  "name it, beside the built-in and installed ones (entry points irbandits.assessors)"),
+    llm: Optional[list[str]] = typer.Option(
+        None, "--llm", help=f"allow a language-model assessor (repeatable): {LLM_SPEC}"),
+    scorer: Optional[list[str]] = typer.Option(
+        None, "--scorer", help="allow a cross-encoder assessor (repeatable; needs the scorer extra): NAME=MODEL or "
+                               "NAME=MODEL,margin=X, unsure when the scores differ by at most X (default 0)"),
     max_upload: int = typer.Option(64, min=1, help="MiB a campaign upload may have (organiser only); every "
                                                    "other request is held to 64 KiB"),
     secrets: Optional[str] = typer.Option(None, help="file (mode 0600) of the organiser token's hash and the "
@@ -39,6 +48,8 @@ def serve(
         import uvicorn
 
         from irbandits.judging.assessors import parse_assessor_option
+        from irbandits.judging.llm import parse_llm_spec
+        from irbandits.judging.scorer import parse_scorer_spec
         from irbandits.service.app import create_app
         from irbandits.service.settings import Settings
     except ImportError as exc:
@@ -48,7 +59,8 @@ def serve(
         raise IrbanditsError("--ssl-certfile and --ssl-keyfile go together")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)  # one line per plugin at start
-    allowed = dict(parse_assessor_option(a) for a in assessor or [])
+    allowed = _allowed([parse_assessor_option(a) for a in assessor or []] + [parse_llm_spec(s) for s in llm or []]
+                       + [parse_scorer_spec(s) for s in scorer or []])
     settings = Settings(db_url=db, lease_seconds=lease, admin_token=os.environ.get("IRBANDITS_ADMIN_TOKEN") or None,
                         session_secret=os.environ.get("IRBANDITS_SESSION_SECRET") or None, secrets_file=secrets,
                         max_upload_bytes=max_upload * 1024 * 1024, assessors=allowed)
@@ -70,3 +82,13 @@ def serve(
                    f"{experiment['token']})")
     uvicorn.run(app, host=host, port=port, workers=1, access_log=False, log_level="info", proxy_headers=True,
                 forwarded_allow_ips=forwarded_allow_ips, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
+
+
+def _allowed(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """``NAME -> module:function or assessor`` of --assessor, --llm and --scorer; a name given twice is an error."""
+    allowed: dict[str, object] = {}
+    for name, assessor in pairs:
+        if name in allowed:
+            raise IrbanditsError(f"the automatic assessor name {name!r} is given twice (--assessor, --llm, --scorer)")
+        allowed[name] = assessor
+    return allowed

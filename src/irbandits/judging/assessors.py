@@ -1,10 +1,15 @@
-"""Automatic assessors: callables ``f(topic, query, left_text, right_text) -> "left" | "right"`` (a
-language-model judge, a classifier, a simulated assessor), found by name in a registry.
+"""Automatic assessors: callables ``f(topic, query, left_text, right_text) -> "left" | "right" |
+"unsure"`` (a language-model judge, a classifier, a simulated assessor), found by name in a registry.
+"unsure" leaves the pair to someone else (the service's hybrid campaigns send it to people). An
+assessor may also have a ``usage()`` method: a dict of its totals (``calls``, ``cached``,
+``prompt_tokens``, ``completion_tokens``, ``cost_usd``, ``unsure``, ``errors``), as
+:class:`irbandits.judging.llm.LLMJudge` has.
 
 Which code may judge is decided by whoever runs irbandits, never by a request. An
 :class:`AssessorRegistry` knows three sources: the built-ins below (:data:`BUILTIN`), the
-``irbandits.assessors`` entry-point group of installed packages, and ``NAME=module:function`` pairs
-that whoever starts the server (``irbandits serve --assessor``) gives. The service's
+``irbandits.assessors`` entry-point group of installed packages, and what whoever starts the server
+gives: ``NAME=module:function`` pairs (``irbandits serve --assessor``) and ready assessors
+(``--llm``, :mod:`irbandits.judging.llm`; ``--scorer``, :mod:`irbandits.judging.scorer`). The service's
 ``POST /api/campaigns/{CID}/assessors`` names one of them; any other string is refused and nothing is
 imported. The CLI's ``irbandits judge run --assessor`` takes a registered name or, since it runs the
 caller's own code on the caller's machine, a ``module:function``.
@@ -86,6 +91,13 @@ def load_callable(spec: str, what: str = "--assessor") -> Assessor:
     return found
 
 
+def check_name(name: str, what: str) -> str:
+    """``name`` if it may name an assessor (letters, digits, . _ -, at most 64), else an error."""
+    if not _NAME.match(name):
+        raise IrbanditsError(f"{what} {name[:80]!r}: a name uses letters, digits and . _ - (at most 64)")
+    return name
+
+
 def parse_assessor_option(text: str) -> tuple[str, str]:
     """``NAME=module:function`` of ``irbandits serve --assessor`` as ``(NAME, module:function)``.
 
@@ -100,15 +112,15 @@ def parse_assessor_option(text: str) -> tuple[str, str]:
 
 class AssessorRegistry:
     """The automatic assessors one process may run, by name: ``given`` (``NAME -> module:function``,
-    imported now, so a mistake stops the start), then the built-ins, then the ``irbandits.assessors``
+    imported now, so a mistake stops the start, or ``NAME -> assessor``, a ready one such as an
+    :class:`~irbandits.judging.llm.LLMJudge`), then the built-ins, then the ``irbandits.assessors``
     entry points (imported when first named)."""
 
-    def __init__(self, given: dict[str, str] | None = None):
+    def __init__(self, given: dict[str, str | Assessor] | None = None):
         self.loaded: dict[str, Assessor] = dict(BUILTIN)
         for name, spec in (given or {}).items():
-            if not _NAME.match(name):
-                raise IrbanditsError(f"--assessor {name}: a name uses letters, digits and . _ - (at most 64)")
-            self.loaded[name] = load_callable(spec, f"--assessor {name}")
+            check_name(name, "--assessor")
+            self.loaded[name] = spec if callable(spec) else load_callable(spec, f"--assessor {name}")
         self.plugins = {ep.name: ep for ep in entry_points(group=GROUP) if ep.name not in self.loaded}
 
     def names(self) -> list[str]:
@@ -126,7 +138,7 @@ class AssessorRegistry:
             shown = name if len(name) <= 80 else name[:77] + "..."
             raise IrbanditsError(f"{what}: no automatic assessor is registered as {shown!r}; registered: "
                                  f"{', '.join(self.names())} (whoever starts the server adds more with "
-                                 f"--assessor NAME=module:function)")
+                                 f"--assessor NAME=module:function or --llm NAME=URL)")
         try:
             found = plugin.load()
         except Exception as exc:
@@ -145,8 +157,10 @@ def load_assessor(spec: str) -> Assessor:
 
 
 def ask(judge: Assessor, spec: str, topic: str, query: str, left: str, right: str) -> str:
-    """One answer of the assessor, checked: "left" or "right"."""
+    """One answer of the assessor, checked: "left", "right" or "unsure" (the assessor leaves the pair to
+    someone else)."""
     side = judge(topic, query, left, right)
-    if side not in ("left", "right"):
-        raise IrbanditsError(f"assessor {spec} answered {side!r} on topic {topic}; it must return 'left' or 'right'")
+    if side not in ("left", "right", "unsure"):
+        raise IrbanditsError(f"assessor {spec} answered {side!r} on topic {topic}; it must return 'left', "
+                             f"'right' or 'unsure'")
     return side

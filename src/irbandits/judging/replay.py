@@ -29,17 +29,26 @@ def recorded_pools(judgments: pd.DataFrame) -> dict[str, list[str]]:
     return pools
 
 
+def recorded_answers(judgments: pd.DataFrame) -> dict[tuple[str, tuple[str, str]], list[str]]:
+    """``(topic, pair_key(left, right))`` -> the recorded winners of that pair, in file order."""
+    recorded: dict[tuple[str, tuple[str, str]], list[str]] = {}
+    for row in judgments.itertuples(index=False):
+        recorded.setdefault((str(row.topic), pair_key(row.left, row.right)), []).append(row.winner)
+    return recorded
+
+
 def replay(pools: dict[str, list[str]], judgments: pd.DataFrame, seed: int = 0, stop_settled: bool = False,
-           **params) -> TopKProcess:
+           answer=None, **params) -> TopKProcess:
     """Run the process on ``pools`` to the end, answering from ``judgments`` (``topic left right winner``).
 
     With ``stop_settled`` a topic gets no more answers once it is settled
     (:meth:`~irbandits.judging.topk.TopKProcess.settled`, checked after every answer); its best item is
     then :meth:`~irbandits.judging.topk.TopKProcess.leader` (see :func:`best_items`).
+    ``answer(topic, left, right, human)``, when given, answers each request instead of a person; ``human()``
+    is the recorded answer drawn as above (a draw of the replay's random stream each call), for it to use
+    or not (:mod:`irbandits.judging.hybrid`).
     """
-    recorded: dict[tuple[str, tuple[str, str]], list[str]] = {}
-    for row in judgments.itertuples(index=False):
-        recorded.setdefault((str(row.topic), pair_key(row.left, row.right)), []).append(row.winner)
+    recorded = recorded_answers(judgments)
     rng = np.random.default_rng(seed)
     proc = TopKProcess(pools, seed=seed, **params)
     stopped: set[str] = set()
@@ -48,7 +57,11 @@ def replay(pools: dict[str, list[str]], judgments: pd.DataFrame, seed: int = 0, 
             if topic in stopped:
                 continue
             options = recorded.get((topic, pair_key(left, right))) or [left, right]
-            proc.add(topic, left, right, options[rng.integers(len(options))])
+
+            def human(options=options) -> str:
+                return options[rng.integers(len(options))]
+
+            proc.add(topic, left, right, human() if answer is None else answer(topic, left, right, human))
             if stop_settled and proc.settled(topic) and proc.topics[topic].kind != "done":
                 stopped.add(topic)
     return proc

@@ -885,7 +885,8 @@ class Automatic(threading.Thread):
     "right"`` (:mod:`irbandits.judging.assessors`) answering a preference campaign's tasks through the
     same lease / answer path as a person, so it never gets a pair twice and its answers are logged and
     checked like anyone's; it waits for the campaign to change when nothing is open for it (or while it
-    is revoked, or the campaign is not running), and stops when the campaign is deleted. When the callable raises (or answers something else) the assessor is marked failed
+    is revoked, or the campaign is not running), and stops when the campaign is deleted. An "unsure" answer is
+    logged as a skip ("cant-judge", "automatic assessor unsure"): the pair goes to people. When the callable raises (or answers something else) the assessor is marked failed
     (``failed``) and stops."""
 
     def __init__(self, runtime: CampaignRuntime, assessor: int, name: str, judge: Callable,
@@ -906,7 +907,10 @@ class Automatic(threading.Thread):
             try:
                 side = ask(self.judge, self.name, lease.topic, r.topics[lease.topic], r.texts[lease.left],
                            r.texts[lease.right])
-                r.answer(self.assessor, lease.id, side, f"auto-{lease.id}")
+                if side == "unsure":   # logged as its skip: the pair goes to the people, never back to it
+                    r.skip(self.assessor, lease.id, "cant-judge", "automatic assessor unsure", f"auto-{lease.id}")
+                else:
+                    r.answer(self.assessor, lease.id, side, f"auto-{lease.id}")
             except (Conflict, Unauthorized):   # the lease expired while it thought, or it was revoked: ask again
                 continue
             except Exception as exc:

@@ -5,7 +5,7 @@ Every study module has a ``run_study`` function; :data:`STUDIES` names them. Mod
 only when a study runs.
 
 >>> list_studies().name.tolist()
-['best-item-study', 'judging-study', 'judging-replay', 'pruning-survival', 'winner-notions', 'pooling-losada', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'mergerucb-scaling', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
+['best-item-study', 'judging-study', 'judging-replay', 'hybrid-assessors', 'pruning-survival', 'winner-notions', 'pooling-losada', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'mergerucb-scaling', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ STUDIES = Registry("study", [
           "published values", "judging_study"),
     Study("judging-replay", "Thesis 5.3: the released Set I, II, III and Combined best items recomputed from the "
           "crowd judgments, their agreement, and replays of the top-k process", "judging_replay"),
+    Study("hybrid-assessors", "Beyond the seeds (issue 25): simulated automatic assessors of accuracy a and position "
+          "bias b in front of people, replayed on the DL-2021 crowd judgments against the all-human campaign",
+          "hybrid_assessors"),
     Study("pruning-survival", "Thesis Figure 3.1: the chance a Borda winner survives a pruning phase, the formula "
           "against the top-k process", "pruning_survival"),
     Study("winner-notions", "Thesis 7.1: how often K-ranker subsets of MSLR have a Condorcet winner, C and L_C, "
