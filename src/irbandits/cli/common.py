@@ -298,3 +298,9 @@ def reference_problem(env, matrix: Optional[Path], seed: int, label: str):
     else:
         P = env.estimate(4000, seed=seed).matrix
     return PreferenceMatrix(P.p, name=f"{label}-{env.model.name}-{env.interleaving}-full", arms=env.rankers.names)
+
+
+# the --llm option's help, shared by serve and judge run
+LLM_SPEC = ("NAME=URL or NAME=URL,KEY=VALUE,... with the keys model, key-env (the environment variable of the key), "
+            "price-in and price-out (USD per million tokens), template (a prompt file), concurrency, cache (a SQLite "
+            "file), tries and timeout (seconds); URL is the OpenAI-compatible API's base, ending in /v1")

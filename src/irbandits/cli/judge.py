@@ -9,8 +9,7 @@ from typing import Optional
 
 import typer
 
-from irbandits.cli.common import check_file, check_output, console, make_table, reading, source_name, writing
-from irbandits.cli.serve import LLM_SPEC
+from irbandits.cli.common import LLM_SPEC, check_file, check_output, console, make_table, reading, source_name, writing
 from irbandits.errors import IrbanditsError
 
 app = typer.Typer(no_args_is_help=True,

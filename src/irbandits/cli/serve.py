@@ -7,11 +7,8 @@ from typing import Optional
 
 import typer
 
+from irbandits.cli.common import LLM_SPEC
 from irbandits.errors import IrbanditsError
-
-LLM_SPEC = ("NAME=URL or NAME=URL,KEY=VALUE,... with the keys model, key-env (the environment variable of the key), "
-            "price-in and price-out (USD per million tokens), template (a prompt file), concurrency, cache (a SQLite "
-            "file), tries and timeout (seconds); URL is the OpenAI-compatible API's base, ending in /v1")
 
 
 def serve(
