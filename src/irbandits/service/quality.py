@@ -26,7 +26,6 @@ until the organiser clears the flag; a cleared assessor is trusted and not flagg
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,20 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from irbandits.judging.hybrid import wilson
+
 MIN_OBSERVATIONS = 5
-Z = 2.576
-
-
-def wilson(k: int, n: int, z: float = Z) -> tuple[float, float]:
-    """The Wilson score interval of a rate k / n (``(0, 1)`` when n = 0); 99 % by default."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 @dataclass
 class Signals:
     """One assessor's running counts."""
