@@ -369,7 +369,7 @@ def automatic(settings, tmp_path, monkeypatch):
 @pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
 def test_automatic_assessors_answer_a_campaign_and_are_marked_in_exports(automatic):
     service = automatic
-    cid = service.campaign(**quality_body(topics=2))
+    cid = service.campaign(**quality_body(topics=2, audit=0))   # no people: nobody to audit them
     ids = []
     for name in ("llm1", "llm2"):  # the final phase asks again for pairs judged when pruning: two are needed
         r = service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": name, "automatic": "oracle"})
@@ -382,7 +382,7 @@ def test_automatic_assessors_answer_a_campaign_and_are_marked_in_exports(automat
     listed = service.admin("GET", f"/api/campaigns/{cid}/assessors").json()
     assert listed[0]["automatic"] == "oracle" and listed[0]["accuracy"] == 1.0 and not listed[0]["flagged"]
 
-    cid = service.campaign(**quality_body(topics=2))
+    cid = service.campaign(**quality_body(topics=2, audit=0))
     for name, spec in (("cheap", "noisy"), ("llm1", "oracle"), ("llm2", "oracle")):
         service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": name, "automatic": spec})
     wait_done(service, cid)
@@ -403,7 +403,7 @@ def test_an_unsure_automatic_assessor_skips_and_its_pairs_go_to_people(settings)
     settings.assessors = {"doubter": lambda topic, query, left, right: "unsure"}   # as serve --llm registers one
     service = Service(settings)
     try:
-        cid = service.campaign(**quality_body(topics=1))
+        cid = service.campaign(**quality_body(topics=1, test_rate=0))   # no checks: every task is a request
         open_requests = service.admin("GET", f"/api/campaigns/{cid}").json()["requests"]
         r = service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": "llm", "automatic": "doubter"})
         assert r.status_code == 201

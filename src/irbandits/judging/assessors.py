@@ -1,9 +1,10 @@
 """Automatic assessors: callables ``f(topic, query, left_text, right_text) -> "left" | "right" |
 "unsure"`` (a language-model judge, a classifier, a simulated assessor), found by name in a registry.
 "unsure" leaves the pair to someone else (the service's hybrid campaigns send it to people). An
-assessor may also have a ``usage()`` method: a dict of its totals (``calls``, ``cached``,
-``prompt_tokens``, ``completion_tokens``, ``cost_usd``, ``unsure``, ``errors``), as
-:class:`irbandits.judging.llm.LLMJudge` has.
+assessor may also have a ``usage(mine=False)`` method: a dict of its totals (``calls``, ``cached``,
+``prompt_tokens``, ``completion_tokens``, ``cost_usd``, ``unsure``, ``errors``), with ``mine`` those of
+the calling thread's calls only (a :class:`Meter` keeps both), as
+:class:`irbandits.judging.llm.LLMJudge` has; :func:`metered` tells what one call cost.
 
 Which code may judge is decided by whoever runs irbandits, never by a request. An
 :class:`AssessorRegistry` knows three sources: the built-ins below (:data:`BUILTIN`), the
@@ -27,12 +28,14 @@ from __future__ import annotations
 import hashlib
 import importlib
 import re
+import threading
 from importlib.metadata import entry_points
 from typing import Callable
 
 from irbandits.errors import IrbanditsError
 
 Assessor = Callable[[str, str, str, str], str]
+USAGE = ("calls", "cached", "prompt_tokens", "completion_tokens", "cost_usd")  # what one call costs
 GROUP = "irbandits.assessors"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _WORD = re.compile(r"\w+")
@@ -164,3 +167,47 @@ def ask(judge: Assessor, spec: str, topic: str, query: str, left: str, right: st
         raise IrbanditsError(f"assessor {spec} answered {side!r} on topic {topic}; it must return 'left', "
                              f"'right' or 'unsure'")
     return side
+
+
+class Meter:
+    """An assessor's usage counts, in total and per calling thread (so that threads sharing one assessor,
+    as the service's campaigns do, each see what their own calls cost).
+
+    >>> m = Meter("calls", "unsure"); m.add(calls=2); m.counts(), m.counts(mine=True)
+    ({'calls': 2, 'unsure': 0}, {'calls': 2, 'unsure': 0})
+    """
+
+    def __init__(self, *names: str):
+        self.lock = threading.Lock()
+        self.total = dict.fromkeys(names, 0)
+        self.local = threading.local()
+
+    def _mine(self) -> dict:
+        counts = getattr(self.local, "counts", None)
+        if counts is None:
+            counts = self.local.counts = dict.fromkeys(self.total, 0)
+        return counts
+
+    def add(self, **added: int) -> None:
+        with self.lock:
+            mine = self._mine()
+            for name, value in added.items():
+                self.total[name] += value
+                mine[name] += value
+
+    def counts(self, mine: bool = False) -> dict:
+        """The totals, or (``mine``) the calling thread's."""
+        with self.lock:
+            return dict(self._mine() if mine else self.total)
+
+
+def metered(judge: Assessor, call: Callable[[], str]) -> tuple[str, dict | None]:
+    """``call()`` (which asks ``judge``) and what it cost: the :data:`USAGE` differences of
+    ``judge.usage(mine=True)`` over it, or None for an assessor that counts nothing."""
+    usage = getattr(judge, "usage", None)
+    if usage is None:
+        return call(), None
+    before = usage(mine=True)
+    result = call()
+    after = usage(mine=True)
+    return result, {k: after.get(k, 0) - before.get(k, 0) for k in USAGE}

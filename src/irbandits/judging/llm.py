@@ -28,6 +28,7 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from irbandits.errors import IrbanditsError
+from irbandits.judging.assessors import Meter, check_name
 
 DEFAULT_TEMPLATE = """\
 You are a search quality rater evaluating the relevance of passages to a search query.
@@ -158,8 +159,7 @@ class LLMJudge:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.client = httpx.Client(timeout=timeout, headers=headers)
         self.slots = threading.Semaphore(concurrency)
-        self.lock = threading.Lock()
-        self.counts = dict(calls=0, cached=0, prompt_tokens=0, completion_tokens=0, unsure=0, errors=0)
+        self.meter = Meter("calls", "cached", "prompt_tokens", "completion_tokens", "unsure", "errors")
 
     def __repr__(self) -> str:
         return f"LLMJudge({self.url!r}, model={self.model!r})"
@@ -230,17 +230,14 @@ class LLMJudge:
         raise IrbanditsError(f"LLM endpoint {self.url}: no reply after {self.tries} tries (last: {last})")
 
     def _count(self, **added: int) -> None:
-        with self.lock:
-            for name, value in added.items():
-                self.counts[name] += value
+        self.meter.add(**added)
 
-    def usage(self) -> dict:
-        """Totals since this judge was made: ``calls`` (replies from the endpoint), ``cached`` (replies
-        from the cache), ``prompt_tokens`` and ``completion_tokens`` (as the endpoint's ``usage``
-        reports them), ``cost_usd`` (tokens x prices), ``unsure`` (pairs) and ``errors`` (failed
-        attempts, retried or not)."""
-        with self.lock:
-            counts = dict(self.counts)
+    def usage(self, mine: bool = False) -> dict:
+        """Totals since this judge was made (``mine``: of the calling thread's calls): ``calls`` (replies
+        from the endpoint), ``cached`` (replies from the cache), ``prompt_tokens`` and
+        ``completion_tokens`` (as the endpoint's ``usage`` reports them), ``cost_usd`` (tokens x
+        prices), ``unsure`` (pairs) and ``errors`` (failed attempts, retried or not)."""
+        counts = self.meter.counts(mine)
         cost = (counts["prompt_tokens"] * self.price_in + counts["completion_tokens"] * self.price_out) / 1e6
         return counts | {"cost_usd": cost}
 
@@ -273,8 +270,6 @@ def parse_llm_spec(text: str) -> tuple[str, LLMJudge]:
     """``NAME=URL[,model=M][,key-env=VAR][,price-in=USD_PER_MTOK][,price-out=USD_PER_MTOK][,template=FILE]
     [,concurrency=N][,cache=FILE][,tries=N][,timeout=SECONDS]`` (``--llm``) as ``(NAME, LLMJudge)``;
     URL is the API's base, ending in ``/v1``; the key is read from the environment variable VAR."""
-    from irbandits.judging.assessors import check_name
-
     head, eq, rest = text.partition("=")
     if not eq:
         raise IrbanditsError(f"--llm: give NAME=URL[,model=M,...], got {text!r}")

@@ -9,6 +9,7 @@ import math
 import threading
 
 from irbandits.errors import IrbanditsError
+from irbandits.judging.assessors import Meter, check_name
 
 
 class CrossEncoderJudge:
@@ -27,7 +28,7 @@ class CrossEncoderJudge:
             raise IrbanditsError(f"--scorer: cannot load the cross-encoder {model_name!r} ({exc})") from None
         self.model_name, self.margin = model_name, margin
         self.lock = threading.Lock()
-        self.counts = dict(calls=0, unsure=0)
+        self.meter = Meter("calls", "unsure")
 
     def __repr__(self) -> str:
         return f"CrossEncoderJudge({self.model_name!r}, margin={self.margin})"
@@ -35,25 +36,23 @@ class CrossEncoderJudge:
     def __call__(self, topic: str, query: str, left: str, right: str) -> str:
         with self.lock:   # one prediction at a time: the model is not made for concurrent calls
             a, b = (float(s) for s in self.model.predict([(query, left), (query, right)]))
-            self.counts["calls"] += 1
-            if abs(a - b) <= self.margin:
-                self.counts["unsure"] += 1
+            unsure = abs(a - b) <= self.margin
+            self.meter.add(calls=1, unsure=int(unsure))
+            if unsure:
                 return "unsure"
         return "left" if a > b else "right"
 
-    def usage(self) -> dict:
-        """Totals since it was made, in the keys of :meth:`irbandits.judging.llm.LLMJudge.usage`
-        (``calls``: pairs scored; no tokens, no cost)."""
-        with self.lock:
-            return dict(calls=self.counts["calls"], cached=0, prompt_tokens=0, completion_tokens=0, cost_usd=0.0,
-                        unsure=self.counts["unsure"], errors=0)
+    def usage(self, mine: bool = False) -> dict:
+        """Totals since it was made (``mine``: of the calling thread's calls), in the keys of
+        :meth:`irbandits.judging.llm.LLMJudge.usage` (``calls``: pairs scored; no tokens, no cost)."""
+        counts = self.meter.counts(mine)
+        return dict(calls=counts["calls"], cached=0, prompt_tokens=0, completion_tokens=0, cost_usd=0.0,
+                    unsure=counts["unsure"], errors=0)
 
 
 def parse_scorer_spec(text: str) -> tuple[str, CrossEncoderJudge]:
     """``NAME=MODEL[,margin=X]`` (``--scorer``) as ``(NAME, CrossEncoderJudge)``; MODEL is a
     sentence-transformers cross-encoder's name or directory."""
-    from irbandits.judging.assessors import check_name
-
     head, eq, rest = text.partition("=")
     model, *parts = rest.split(",")
     if not eq or not model.strip():

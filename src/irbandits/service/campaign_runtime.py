@@ -41,9 +41,10 @@ from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Engine
 
 from irbandits.errors import Conflict, IrbanditsError, NotFound, Unauthorized
-from irbandits.judging.assessors import AssessorRegistry, ask
+from irbandits.judging.assessors import AssessorRegistry, ask, metered
 from irbandits.service.credentials import new_token, token_hash
 from irbandits.service.crowd import CrowdState, join_token, new_code, platform_columns, worker_token
+from irbandits.service.hybrid import UNSURE, HybridState
 from irbandits.service.judges import answer_value, judgments_text, log_row, make_judge
 from irbandits.service.models import Assessor, CampaignRow, JoinLink, Judgment, Task
 from irbandits.service.quality import Signals, Votes, agreement, flag_reason
@@ -117,6 +118,7 @@ class CampaignRuntime:
         self.last: dict[int, Any] = {}                       # assessor -> their latest answer or check
         self.own: dict[int, dict[tuple, Any]] = defaultdict(dict)  # assessor -> key -> their target answer
         self.test_order: dict[int, list[int]] = defaultdict(list)  # assessor -> test pairs left in this round
+        self.checks_skipped: Counter = Counter()             # assessor -> checks they skipped
         self.latest: dict[str, int] = {}                     # graded: topic -> id of its latest fed answer
         self.rng = random.Random(row.id)
         self.changed = threading.Event()                     # set by every applied row: automatic assessors wake
@@ -124,6 +126,7 @@ class CampaignRuntime:
         self.removed = False                                 # deleted: its automatic assessors stop
         self.crowd = CrowdState(row.crowd, row.id)           # guidelines, practice, bundles, quotas
         self.rejected: set[int] = set()                      # answers of bundles rejected by the checks
+        self.hybrid = HybridState(row.options, row.id)       # automatic assessors first (service.hybrid)
 
     # ----- state from the log ------------------------------------------------------------------
     def apply(self, j: Judgment | SimpleNamespace, issued_at: float | None = None) -> None:
@@ -139,8 +142,11 @@ class CampaignRuntime:
         if lease is not None and self.mine.get(lease.assessor) == lease.id:
             del self.mine[lease.assessor]
         key = self.judge.key(j.topic, j.left, j.right)
+        scored = self.hybrid.applied(j, key)
         if j.kind == "skip":   # not a judgment: the request is free for the others, never again for them
             self.seen[j.assessor_id].add(key)
+            if key in self.test_answer or key in self.own[j.assessor_id]:   # a check skipped: still a check
+                self.checks_skipped[j.assessor_id] += 1
             return
         if j.kind == "practice":   # a known-answer pair before the work: feedback only
             j.feedback = self.crowd.practised(j)
@@ -155,6 +161,9 @@ class CampaignRuntime:
             self.seen[j.assessor_id].add(key)
             self.own[j.assessor_id][key] = j
             self._feed(j)
+        elif j.kind == "audit":   # an automatic assessor's answer checked by a person: theirs counts
+            self.seen[j.assessor_id].add(key)
+        j.scored = scored
         rejected = self.crowd.counted(j)
         if rejected:   # a bundle below the checks' pass share: its answers leave the process
             self.rejected.update(rejected)
@@ -170,8 +179,10 @@ class CampaignRuntime:
             (self.votes.add if sign > 0 else self.votes.remove)(key, j.assessor_id, j.winner, self.signals)
 
     def _feed(self, j) -> None:
-        """Feed a target answer to the process, unless its assessor is flagged or it was retracted."""
-        if j.assessor_id in self.flagged or j.id in self.retracted or j.id in self.rejected:
+        """Feed a target answer to the process, unless its assessor is flagged or cut off before it, or it
+        was retracted or rejected."""
+        if (j.assessor_id in self.flagged or j.id in self.retracted or j.id in self.rejected
+                or not self.hybrid.counts(j)):
             return
         if self.kind == "preference":
             j.phase = self.judge.phase(j.topic)
@@ -241,8 +252,9 @@ class CampaignRuntime:
         if due is not None:   # bundles: the checks at their places of the bundle, tests only
             return self._test(assessor) if due else target
         s = self.signals.get(assessor) or Signals()
-        if self.tests and s.tests + s.repeats < self.options["test_rate"] * (s.answers + 1):
-            return self._check(assessor, s.tests + s.repeats) or target
+        checks = s.tests + s.repeats + self.checks_skipped[assessor]
+        if self.tests and checks < self.options["test_rate"] * (s.answers + 1):
+            return self._check(assessor, checks) or target
         return target
 
     def _target(self, assessor: int) -> tuple[str, str, str | None, str] | None:
@@ -256,9 +268,13 @@ class CampaignRuntime:
             return None
         held = Counter(self.judge.key(x.topic, x.left, x.right) for x in self.leases.values() if x.kind == "answer")
         seen, r = self.seen[assessor], self.judge.per_pair
+        automatic = assessor in self.hybrid.automatic   # it never takes an audit: those go to people
+        first = set() if automatic else self.hybrid.active(self.flagged | self.revoked)
         for topic, left, right in self.judge.requests():
             key = self.judge.key(topic, left, right)
-            if key not in seen and self.judge.answered(key) + held[key] < r:
+            if (key not in seen and self.judge.answered(key) + held[key] < r
+                    and not (automatic and key in self.hybrid.waiting)
+                    and (not first or self.hybrid.passed(key, first, self.seen))):
                 return topic, left, right, "answer"
         return None
 
@@ -290,7 +306,7 @@ class CampaignRuntime:
         """The assessor's open lease, else a new one, else None (nothing for them now, revoked, or the
         campaign is not running: a paused campaign keeps its leases but shows none of them)."""
         with self.lock:
-            if assessor in self.revoked or self.state != "running":
+            if assessor in self.revoked or assessor in self.hybrid.cut or self.state != "running":
                 return None
             now = self.settings.clock()
             self._expire(now)
@@ -326,7 +342,8 @@ class CampaignRuntime:
         return body
 
     # ----- answers -----------------------------------------------------------------------------
-    def answer(self, assessor: int, task_id: int, answer: Any, client_id: str) -> dict[str, Any] | None:
+    def answer(self, assessor: int, task_id: int, answer: Any, client_id: str,
+               usage: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """Record an answer (committed, then applied); raises :class:`Unauthorized` (revoked meanwhile),
         :class:`NotFound`, :class:`Conflict` or :class:`IrbanditsError` (a malformed answer). A ``client_id`` sent again with the same answer is recorded once; with another
         answer it gets 409.
@@ -336,6 +353,9 @@ class CampaignRuntime:
         gave before the pause: the assessor has read the pair and decided (often while the organiser
         pressed Pause), and refusing would lose that judgment; pausing stops new work only. The
         lease expires as usual, so after a resume an unexpired one is shown to its assessor again.
+
+        An automatic assessor's answer may be logged as an audit, and carries its call's ``usage``
+        (:mod:`irbandits.service.hybrid`).
 
         Returns a practice answer's feedback (:meth:`irbandits.service.crowd.CrowdState.practised`), else None."""
         with self.lock:
@@ -347,7 +367,8 @@ class CampaignRuntime:
             value = self._value(lease, answer)
             judgment = dict(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic,
                             left=lease.left, right=lease.right, winner=None, grade=None, client_id=client_id,
-                            created_at=now, kind=lease.kind, retracts=None, reason=None, comment=None) | value
+                            created_at=now, kind=self.hybrid.kind(assessor, lease.kind), retracts=None, reason=None,
+                            comment=None, usage=usage) | value
             with self.engine.begin() as conn:
                 judgment["id"] = conn.execute(_NEW_JUDGMENT, judgment).inserted_primary_key[0]
                 conn.execute(_ANSWERED, {"task": task_id})
@@ -355,6 +376,8 @@ class CampaignRuntime:
             self.apply(row, lease.issued_at)
             if lease.kind == "practice":
                 return row.feedback
+            for auto in row.scored + ([assessor] if row.kind == "test" else []):
+                self._check_cut(auto, row.id)
             if lease.kind != "answer" or self.signals[assessor].answers % 5 == 0:  # the signals that moved
                 self._check_flag(assessor)
             return None
@@ -381,7 +404,8 @@ class CampaignRuntime:
             self._refuse(assessor, task_id)
         return lease, now
 
-    def skip(self, assessor: int, task_id: int, reason: str, comment: str | None, client_id: str) -> None:
+    def skip(self, assessor: int, task_id: int, reason: str, comment: str | None, client_id: str,
+             usage: dict[str, Any] | None = None) -> None:
         """Record that ``assessor`` skips the task they hold (``reason``: one of :data:`SKIP_REASONS`,
         ``comment``: their words or None): a "skip" row is committed, then the lease is closed and the
         request goes back to the others, never again to this assessor. The process, the answer counts
@@ -395,7 +419,7 @@ class CampaignRuntime:
             lease, now = held
             row = dict(campaign_id=self.id, task_id=task_id, assessor_id=assessor, topic=lease.topic, left=lease.left,
                        right=lease.right, winner=None, grade=None, client_id=client_id, created_at=now, kind="skip",
-                       retracts=None, reason=reason, comment=comment)
+                       retracts=None, reason=reason, comment=comment, usage=usage)
             with self.engine.begin() as conn:
                 row["id"] = conn.execute(_NEW_JUDGMENT, row).inserted_primary_key[0]
                 conn.execute(_ANSWERED, {"task": task_id})
@@ -461,8 +485,9 @@ class CampaignRuntime:
 
     # ----- quality -----------------------------------------------------------------------------
     def _check_flag(self, assessor: int) -> None:
-        """Flag ``assessor`` (stored, process rebuilt without them) when the flag rule says so."""
-        if assessor in self.flagged or assessor in self.trusted:
+        """Flag ``assessor`` (stored, process rebuilt without them) when the flag rule says so (not an
+        automatic assessor: :meth:`_check_cut` is its rule)."""
+        if assessor in self.flagged or assessor in self.trusted or assessor in self.hybrid.automatic:
             return
         reason = flag_reason(self.signals[assessor], self.options.get("threshold", 0.75),
                              self.options.get("min_agreement", 0.5))
@@ -473,13 +498,34 @@ class CampaignRuntime:
             self.flagged.add(assessor)
             self.rebuild()
 
+    def _check_cut(self, assessor: int, after: int) -> None:
+        """Cut automatic ``assessor`` off (stored; answers after row ``after`` stop counting; it gets no
+        more work) when the hybrid rule says so (:mod:`irbandits.service.hybrid`)."""
+        if assessor in self.hybrid.cut or assessor in self.trusted:
+            return
+        signals = self.signals.setdefault(assessor, Signals())
+        reason = self.hybrid.verdict(assessor, signals)
+        if reason is not None:
+            right, scored = self.hybrid.score(assessor, signals)
+            cut = dict(after=after, at=self.settings.clock(), reason=reason, right=right, scored=scored)
+            with self.engine.begin() as conn:
+                conn.execute(update(Assessor).where(Assessor.id == assessor).values(cutoff=cut))
+            self.hybrid.cut[assessor] = cut
+            self.changed.set()
+            log.warning("campaign %s: automatic assessor %s cut off after judgment %s: %s", self.id, assessor,
+                        after, reason)
+
     def set_flag(self, assessor: int, flagged: bool) -> None:
-        """The organiser's decision: flag, or clear (and trust) an assessor; the process is rebuilt."""
+        """The organiser's decision: flag, or clear (and trust) an assessor (an automatic one's cut-off
+        is lifted too); the process is rebuilt."""
         self.editable()
         with self.lock:
             with self.engine.begin() as conn:
                 conn.execute(update(Assessor).where(Assessor.id == assessor)
-                             .values(flagged=flagged, trusted=not flagged))
+                             .values(flagged=flagged, trusted=not flagged, **({} if flagged else {"cutoff": None})))
+            if not flagged:
+                self.hybrid.cut.pop(assessor, None)
+                self.changed.set()
             if flagged:
                 self.flagged.add(assessor)
                 self.trusted.discard(assessor)
@@ -494,6 +540,15 @@ class CampaignRuntime:
         """Per assessor: their signals and, when flagged, why."""
         with self.lock:
             return {a: s.as_json() | dict(reason=self.reasons.get(a)) for a, s in self.signals.items()}
+
+    def hybrid_summary(self, assessor: int, failed: bool) -> dict[str, Any]:
+        """Automatic ``assessor`` under the hybrid rule (:meth:`irbandits.service.hybrid.HybridState.summary`),
+        its ``status`` one of answering, cut off, flagged, revoked, failed or stopped."""
+        with self.lock:
+            status = ("failed" if failed else "revoked" if assessor in self.revoked else "flagged"
+                      if assessor in self.flagged else "cut off" if assessor in self.hybrid.cut else "answering"
+                      if assessor in self.hybrid.working else "stopped")
+            return self.hybrid.summary(assessor, self.signals.get(assessor, Signals()), status)
 
     def _refuse(self, assessor: int, task_id: int) -> None:
         """Why a task is not open to ``assessor``: 404 (not theirs), 409 (answered or expired)."""
@@ -549,11 +604,14 @@ class CampaignRuntime:
             open_requests = sum(t["open"] for t in topics)
             stop = preference and self.judge.stop_settled
             flagged = len(self.flagged)
+            first = self.hybrid.active(self.flagged | self.revoked) if preference else set()
+            people = sum(self.hybrid.passed(self.judge.key(*r), first, self.seen) for r in self.judge.requests()) \
+                if first else open_requests
         return dict(id=self.id, name=self.name, kind=self.kind, state=self.state, options=self.options, topics=topics,
                     judgments=sum(self.per_topic.values()),
                     done=all(t["settled"] if stop else t["done"] for t in topics),
-                    requests=open_requests, settled=sum(t["settled"] for t in topics), saved=sum(saved.values()),
-                    flagged=flagged)
+                    requests=open_requests, for_people=people, settled=sum(t["settled"] for t in topics),
+                    saved=sum(saved.values()), flagged=flagged)
 
     def answers(self) -> dict[int, int]:
         """Answers per assessor (target answers and quality checks, retracted ones not counted)."""
@@ -615,6 +673,9 @@ class Campaigns:
                         runtime.crowd.consented.add(a.id)
                     if a.automatic is not None:
                         runtime.crowd.exempt.add(a.id)
+                        runtime.hybrid.automatic.add(a.id)
+                    if a.cutoff is not None:
+                        runtime.hybrid.cut[a.id] = a.cutoff
                 for aid, started in session.execute(select(Task.assessor_id, func.min(Task.issued_at)).where(
                         Task.campaign_id == row.id).group_by(Task.assessor_id)):
                     runtime.crowd.people[aid].started = started
@@ -659,6 +720,7 @@ class Campaigns:
             session.commit()
         if automatic is not None:
             runtime.crowd.exempt.add(row.id)
+            runtime.hybrid.automatic.add(row.id)
             self.start_automatic(runtime, row.id, automatic)
         return row.id, token
 
@@ -787,7 +849,7 @@ class Campaigns:
         people = {a.id: a for a in self.assessors(runtime.id)}
         with self.engine.connect() as conn:   # after the log's copy: every task of its rows is there
             issued = dict(conn.execute(select(Task.id, Task.issued_at).where(Task.campaign_id == runtime.id)).all())
-        return [log_row(j, people[j.assessor_id].name, issued.get(j.task_id),
+        return [log_row(j, people[j.assessor_id].name, people[j.assessor_id].automatic, issued.get(j.task_id),
                         platform_columns(people[j.assessor_id].platform)) for j in rows]
 
     def rename(self, runtime: CampaignRuntime, assessor: int, name: str) -> None:
@@ -803,6 +865,7 @@ class Campaigns:
         counts, quality = runtime.answers(), runtime.quality()
         return [dict(id=a.id, name=a.name, judgments=counts.get(a.id, 0), flagged=a.flagged, revoked=a.revoked,
                      automatic=a.automatic, failed=self.failed.get(a.id) if a.automatic else None,
+                     hybrid=runtime.hybrid_summary(a.id, a.id in self.failed) if a.automatic else None,
                      **quality.get(a.id, Signals().as_json() | dict(reason=None)))
                 for a in self.assessors(runtime.id)]
 
@@ -882,12 +945,15 @@ class Campaigns:
 
 class Automatic(threading.Thread):
     """An automatic assessor: a registered callable ``f(topic, query, left_text, right_text) -> "left" |
-    "right"`` (:mod:`irbandits.judging.assessors`) answering a preference campaign's tasks through the
-    same lease / answer path as a person, so it never gets a pair twice and its answers are logged and
-    checked like anyone's; it waits for the campaign to change when nothing is open for it (or while it
-    is revoked, or the campaign is not running), and stops when the campaign is deleted. An "unsure" answer is
-    logged as a skip ("cant-judge", "automatic assessor unsure"): the pair goes to people. When the callable raises (or answers something else) the assessor is marked failed
-    (``failed``) and stops."""
+    "right" | "unsure"`` (:mod:`irbandits.judging.assessors`) answering a preference campaign's tasks
+    through the same lease / answer path as a person, so it never gets a pair twice and its answers are
+    logged and checked like anyone's, under the hybrid rule (:mod:`irbandits.service.hybrid`: people get
+    the pairs it passes on). It waits for the campaign to change when nothing is open for it (or while
+    it is revoked or cut off, or the campaign is not running), and stops when the campaign is deleted.
+    "unsure" is logged as a skip ("cant-judge", :data:`~irbandits.service.hybrid.UNSURE`): the pair goes
+    to people. Each row carries what its call cost (:func:`irbandits.judging.assessors.metered`). When
+    the callable raises (or answers something else) the assessor is marked failed (``failed``) and stops;
+    people then get every pair."""
 
     def __init__(self, runtime: CampaignRuntime, assessor: int, name: str, judge: Callable,
                  stopping: threading.Event, failed: dict[int, str]):
@@ -898,6 +964,17 @@ class Automatic(threading.Thread):
     def run(self) -> None:
         r = self.runtime
         self.failed.pop(self.assessor, None)
+        with r.lock:
+            r.hybrid.working.add(self.assessor)
+        try:
+            self._work()
+        finally:
+            with r.lock:
+                r.hybrid.working.discard(self.assessor)
+            r.changed.set()
+
+    def _work(self) -> None:
+        r = self.runtime
         while not self.stopping.is_set() and not r.removed:
             lease = r.next_task(self.assessor)
             if lease is None:
@@ -905,12 +982,13 @@ class Automatic(threading.Thread):
                 r.changed.clear()
                 continue
             try:
-                side = ask(self.judge, self.name, lease.topic, r.topics[lease.topic], r.texts[lease.left],
-                           r.texts[lease.right])
+                side, usage = metered(self.judge, lambda: ask(self.judge, self.name, lease.topic,
+                                                              r.topics[lease.topic], r.texts[lease.left],
+                                                              r.texts[lease.right]))
                 if side == "unsure":   # logged as its skip: the pair goes to the people, never back to it
-                    r.skip(self.assessor, lease.id, "cant-judge", "automatic assessor unsure", f"auto-{lease.id}")
+                    r.skip(self.assessor, lease.id, "cant-judge", UNSURE, f"auto-{lease.id}", usage)
                 else:
-                    r.answer(self.assessor, lease.id, side, f"auto-{lease.id}")
+                    r.answer(self.assessor, lease.id, side, f"auto-{lease.id}", usage)
             except (Conflict, Unauthorized):   # the lease expired while it thought, or it was revoked: ask again
                 continue
             except Exception as exc:

@@ -62,6 +62,10 @@ OPTIONS: dict[str, tuple[Param, ...]] = {
         Param("relevant_grade", float, 1.0, "grades >= this count as relevant for the method"),
         Param("seed", int, 0, "seed of a random method", *_seed()),
     ),
+        Param("audit", float, 0.1, "share of an automatic assessor's sure answers also sent to people, who "
+              "score it (0 for a campaign without people)", lambda v: 0 <= v <= 1, "in [0, 1]"),
+        Param("auto_threshold", float, 0.7, "an automatic assessor's answers stop counting once its accuracy on "
+              "checks and audits is below this", lambda v: 0 < v < 1, "in (0, 1)"),
 }
 
 

@@ -22,6 +22,7 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
+from irbandits.judging.assessors import USAGE
 from irbandits.service.validation import csv_text
 
 
@@ -216,21 +217,25 @@ def _line(j, kinds: bool) -> str:
 
 
 # the rows of the JSON Lines and CSV log exports, in this order
-LOG_FIELDS = ("id", "kind", "topic", "docnos", "answer", "assessor", "name", "platform", "worker", "study", "session",
-              "lease_time", "answer_time", "reason", "comment", "retracts")
+LOG_FIELDS = ("id", "kind", "topic", "docnos", "answer", "assessor", "name", "automatic", "platform", "worker",
+              "study", "session", "lease_time", "answer_time", "reason", "comment", "retracts", *USAGE)
 
 
-def log_row(j, name: str | None, lease_time: float | None, platform: dict[str, str | None]) -> dict[str, Any]:
-    """One judgments row for the log exports: its kind (answer, test, repeat, practice, retract, skip),
-    the documents, the answer (the preferred docno or the grade; for a retract the one taken back; none
-    for a skip), the assessor's id, name and platform ids (``platform``:
+def log_row(j, name: str | None, automatic: str | None, lease_time: float | None,
+            platform: dict[str, str | None]) -> dict[str, Any]:
+    """One judgments row for the log exports: its kind (answer, test, repeat, audit, practice, retract,
+    skip), the documents, the answer (the preferred docno or the grade; for a retract the one taken
+    back; none for a skip), who gave it: the assessor's id, name, the registered name of an automatic
+    one (``automatic``) and a person's platform ids (``platform``:
     :func:`irbandits.service.crowd.platform_columns`), the lease and answer times (unix seconds), a
-    skip's reason and comment, and the id a retract takes back."""
+    skip's reason and comment, the id a retract takes back, and what an automatic assessor's call cost
+    (:data:`~irbandits.judging.assessors.USAGE`; none for a person's row)."""
     skip = j.kind == "skip"
     answer = None if skip else j.winner if j.right is not None else _grade(j.grade)
     return dict(id=j.id, kind=j.kind, topic=j.topic, docnos=[j.left] if j.right is None else [j.left, j.right],
-                answer=answer, assessor=j.assessor_id, name=name, **platform, lease_time=lease_time, answer_time=j.created_at,
-                reason=j.reason if skip else None, comment=j.comment if skip else None, retracts=j.retracts)
+                answer=answer, assessor=j.assessor_id, name=name, automatic=automatic, **platform, lease_time=lease_time,
+                answer_time=j.created_at, reason=j.reason if skip else None, comment=j.comment if skip else None,
+                retracts=j.retracts, **{k: usage.get(k) for k in USAGE})
 
 
 def log_jsonl(rows: list[dict[str, Any]]) -> str:
@@ -240,6 +245,7 @@ def log_jsonl(rows: list[dict[str, Any]]) -> str:
 
 def log_csv(rows: list[dict[str, Any]]) -> str:
     """The log export as CSV with a header (:data:`LOG_FIELDS`); docnos joined by a space, none as empty."""
+    usage = getattr(j, "usage", None) or {}
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(LOG_FIELDS)

@@ -55,6 +55,7 @@ class Assessor(Base):
     platform: Mapped[dict[str, str] | None] = mapped_column(JSON, nullable=True)  # the join link's ids
     consented_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     code: Mapped[str | None] = mapped_column(String(40), nullable=True)  # their own completion code
+    cutoff: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # automatic: see service.hybrid
     __table_args__ = (Index("ix_assessors_worker", "campaign_id", "worker", unique=True),)
 
 
@@ -104,10 +105,11 @@ class Judgment(Base):
     grade: Mapped[float | None] = mapped_column(Float, nullable=True)
     client_id: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[float] = mapped_column(Float)
-    kind: Mapped[str] = mapped_column(String(10), default="answer")  # "answer", "test", "repeat", "retract" or "skip"
+    kind: Mapped[str] = mapped_column(String(10), default="answer")  # answer, test, repeat, audit, practice, retract, skip
     retracts: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a retract event: the judgment taken back
     reason: Mapped[str | None] = mapped_column(String(20), nullable=True)     # a skip: a key of SKIP_REASONS
     comment: Mapped[str | None] = mapped_column(String(1000), nullable=True)  # a skip: the assessor's words
+    usage: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # an automatic assessor's call: see service.hybrid
     __table_args__ = (UniqueConstraint("assessor_id", "client_id", name="uq_judgments_client"),)
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from irbandits.judging.assessors import Assessor
 
 
 @dataclass
@@ -33,7 +36,8 @@ class Settings:
         SQLite database, else ``irbandits-DBNAME.secrets.json`` (:mod:`irbandits.service.credentials`).
     assessors
         Automatic assessors that whoever starts the server allows: ``NAME -> module:function``
-        (``irbandits serve --assessor NAME=module:function``), beside the built-in and installed ones
+        (``irbandits serve --assessor NAME=module:function``) or ``NAME -> assessor`` (a ready one:
+        ``--llm``, ``--scorer``), beside the built-in and installed ones
         (:class:`irbandits.judging.assessors.AssessorRegistry`).
     schema
         PostgreSQL schema to use (tests isolate runs with a fresh one); None for the default.
@@ -48,6 +52,6 @@ class Settings:
     admin_token: str | None = None
     session_secret: str | None = field(default=None, repr=False)
     secrets_file: str | None = None
-    assessors: dict[str, str] = field(default_factory=dict)
+    assessors: dict[str, "str | Assessor"] = field(default_factory=dict)
     schema: str | None = None
     clock: Callable[[], float] = field(default=time.time, repr=False)
