@@ -1,0 +1,214 @@
+"""What every online learner to rank shares: parameters, the registry, the interactive object, state.
+
+A learner is a subclass of :class:`OnlineLearner` that declares its ``name``, a one-line
+``description``, a ``params`` table, how to build its state (``_init_state``), the two compiled
+kernels of the comparison method it calls (``_plugs``: e.g. an interleaving method's ``interleave``
+and ``credit``) and two compiled kernels over its state::
+
+    _rank(st, rng, X, shown, plug1, plug2) -> n     # the list to show for documents X: shown[:n]
+    _update(st, rng, X, shown, n, clicks, plug1, plug2)   # learn from the clicks on that list
+
+``st[0]`` is float64[m, F] whose row 0 is the current ranker's weights. The interactive methods
+(:meth:`OnlineLearner.rank`, :meth:`OnlineLearner.update`) and the compiled simulation
+(:mod:`irbandits.oltr.simulation`) call the same kernels on the same arrays, so one seed gives one
+trajectory on both paths.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from irbandits.clicks.interleaving import CUTOFF, clicks_at
+from irbandits.errors import IrbanditsError
+from irbandits.params import Param, Registry, check_params, describe_params, split_name
+from irbandits.rng import new_rng
+
+LEARNERS: Registry[type["OnlineLearner"]] = Registry("online learner")
+
+LENGTH = Param("length", int, CUTOFF, "results shown per impression", lambda n: n >= 1, ">= 1")
+DELTA = Param("delta", float, 1.0, "exploration step: candidates are w + delta u, u a random unit vector",
+              lambda d: d > 0, "> 0")
+GAMMA = Param("gamma", float, 0.01, "learning rate: a winning candidate moves w by gamma u", lambda g: g > 0, "> 0")
+
+
+class OnlineLearner:
+    """Base class of the online learners to rank; see the module docstring."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    reference: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+    _rank: ClassVar[Callable]
+    _update: ClassVar[Callable]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            LEARNERS.add(cls.name, cls)
+
+    def __init__(self, n_features: int, seed: int | np.random.SeedSequence | None = 0, **params):
+        """Start from the zero ranker.
+
+        Parameters
+        ----------
+        n_features
+            Number of features of a document (the length of the weight vector).
+        seed
+            Seed of the learner's own random generator (exploration, list sampling, ties).
+        **params
+            The learner's parameters, by name; see its ``params`` table.
+        """
+        if int(n_features) < 1:
+            raise IrbanditsError(f"{self.name}: needs at least 1 feature, got n_features={n_features}")
+        self.n_features = int(n_features)
+        self.seed = seed
+        self.param_values = check_params(self.name, self.params, params)
+        arrays = self._init_state(self.n_features, **self.param_values)
+        self._names = tuple(arrays)
+        self._st = tuple(arrays.values())
+        self._rng = new_rng(0 if seed is None else seed)
+        self._length = int(self.param_values.get("length", CUTOFF))
+        self._shown = np.full(self._length, -1, np.int64)
+        self._clicks = np.zeros(self._length, np.bool_)
+        self._X: np.ndarray | None = None
+        self._n = 0
+        self._documents = 1   # the most documents a query had: learners that keep queries size by it
+
+    def _prepare(self, documents: int) -> None:
+        """Make room for queries of ``documents`` documents (for learners whose state holds queries)."""
+        if documents > self._documents:
+            self._documents = int(documents)
+            self._grow(self._documents)
+
+    def _grow(self, documents: int) -> None:
+        """Resize the state for queries of ``documents`` documents (most learners need nothing)."""
+
+    def _init_state(self, F: int, **params) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    @property
+    def _plugs(self) -> tuple:
+        """The two kernels of the comparison method the learner's kernels call (e.g. an interleaving
+        method's ``interleave`` and ``credit``), or ``(0, 0)`` for a learner without a choice of method,
+        whose kernels are then cached between processes."""
+        raise NotImplementedError
+
+    # ----- the interactive loop ----------------------------------------------------------------
+    def rank(self, query_features) -> list[int]:
+        """The list to show for one query: indices of its documents (rows of ``query_features``,
+        float[n_docs, n_features]), best first, at most ``length`` of them."""
+        X = np.ascontiguousarray(query_features, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features or X.shape[0] < 1:
+            raise IrbanditsError(f"{self.name}: query_features must be a (documents, {self.n_features}) array, "
+                                 f"got shape {X.shape}")
+        if not np.isfinite(X).all():
+            raise IrbanditsError(f"{self.name}: query_features hold NaN or infinite values")
+        self._prepare(X.shape[0])
+        self._X = X
+        self._n = self._rank(self._st, self._rng, X, self._shown, *self._plugs)
+        return self._shown[:self._n].tolist()
+
+    def update(self, clicks) -> "OnlineLearner":
+        """Learn from the clicks on the last list: 0-based clicked positions, or booleans, one per
+        shown result. Returns self."""
+        if self._X is None:
+            raise IrbanditsError(f"{self.name}: update() needs a rank() first (one update per list shown)")
+        n = self._n
+        c = np.asarray(clicks) if not isinstance(clicks, np.ndarray) else clicks
+        if c.dtype == np.bool_:
+            if c.shape != (n,):
+                raise IrbanditsError(f"{self.name}: clicks: {c.size} flags for a shown list of {n}")
+            self._clicks[:n] = c
+        else:
+            clicks_at(c.ravel().tolist(), n, self._clicks[:n])
+        self._update(self._st, self._rng, self._X, self._shown, n, self._clicks[:n], *self._plugs)
+        self._X = None
+        return self
+
+    @property
+    def weights(self) -> np.ndarray:
+        """A copy of the current ranker's weights."""
+        return self._st[0][0].copy()
+
+    # ----- state -------------------------------------------------------------------------------
+    @property
+    def state(self) -> dict[str, Any]:
+        """Everything needed to resume between impressions: learner, parameters, arrays, generator."""
+        return {"algorithm": self.name, "n_features": self.n_features, "documents": self._documents,
+                "params": dict(self.param_values),
+                "arrays": {n: a.copy() for n, a in zip(self._names, self._st)}, "rng": self._rng.copy()}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> "OnlineLearner":
+        """Rebuild a learner that continues exactly where ``state`` left off."""
+        learner_cls = LEARNERS.get(state["algorithm"])
+        obj = learner_cls(state["n_features"], seed=0, **state["params"])
+        obj._prepare(int(state.get("documents", 1)))
+        for name, arr in zip(obj._names, obj._st):
+            saved = np.asarray(state["arrays"][name], dtype=arr.dtype)
+            if saved.shape != arr.shape:
+                raise IrbanditsError(f"{obj.name}: state array {name} has shape {saved.shape}, expected {arr.shape}")
+            arr[...] = saved
+        obj._rng[...] = np.asarray(state["rng"], dtype=np.uint64)
+        return obj
+
+    def save(self, path: str | Path) -> Path:
+        """Write the state as JSON, atomically (a crash never leaves half a file)."""
+        s = self.state
+        s["arrays"] = {n: {"dtype": str(a.dtype), "data": a.tolist()} for n, a in s["arrays"].items()}
+        s["rng"] = [int(x) for x in s["rng"]]
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(s))
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "OnlineLearner":
+        """A learner saved by :meth:`save`."""
+        try:
+            s = json.loads(Path(path).read_text())
+            s["arrays"] = {n: np.array(v["data"], dtype=v["dtype"]) for n, v in s["arrays"].items()}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise IrbanditsError(f"{path}: not a saved learner state ({exc})") from None
+        if s.get("algorithm") not in LEARNERS:
+            raise IrbanditsError(f"{path}: unknown online learner {s.get('algorithm')!r}")
+        return cls.from_state(s)
+
+    def clone(self, seed=None) -> "OnlineLearner":
+        """A fresh, untrained copy with the same parameters (and a new seed if given)."""
+        return type(self)(self.n_features, seed=self.seed if seed is None else seed, **self.param_values)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.param_values.items())
+        return f"{self.name}(n_features={self.n_features}{', ' + args if args else ''})"
+
+
+# ----- registry ---------------------------------------------------------------------------------
+def get_learner(name: str) -> type[OnlineLearner]:
+    """The learner class registered as ``name`` (case-insensitive)."""
+    return LEARNERS.get(name)
+
+
+def parse_learner(text: str) -> tuple[type[OnlineLearner], dict[str, Any]]:
+    """``NAME`` or ``NAME:k=v,...`` (e.g. ``MGD:n=9``) as the class and its checked parameters."""
+    spec = split_name(text)
+    cls = get_learner(spec.name)
+    given = {}
+    for key, value in spec.items:
+        if value is None:
+            raise IrbanditsError(f"{cls.name}: {key!r} is not param=value")
+        given[key] = value
+    return cls, {k: v for k, v in check_params(cls.name, cls.params, given).items() if k in given}
+
+
+def list_learners():
+    """A table of the registered learners: name, description, parameters, reference."""
+    import pandas as pd
+
+    return pd.DataFrame([dict(name=c.name, description=c.description, parameters=describe_params(c.params),
+                              reference=c.reference) for c in LEARNERS.values()])
