@@ -89,7 +89,7 @@ def test_an_llm_answers_first_people_get_its_unsure_and_audit_pairs_and_a_degrad
         settings.assessors = {name: judge}   # what `irbandits serve --llm` registers
         service = Service(settings)
         try:
-            cid = service.campaign(**body(seed=3, audit=0.4, auto_threshold=0.85))
+            cid = service.campaign(**body(seed=3, audit=0.4, auto_threshold=0.85, test_rate=0.4))
             people = People(service, cid)
             r = service.admin("POST", f"/api/campaigns/{cid}/assessors", json={"name": "llm", "automatic": "gpt"})
             assert r.status_code == 201

@@ -306,8 +306,9 @@ def campaign_stats(cid: int, request: Request) -> dict[str, Any]:
         series.append([times[-1], len(times)])
     assessors = registry(request).listing(runtime)
     names = {a["id"]: a["name"] for a in assessors}
+    automatic = {a["id"] for a in assessors if a["automatic"]}   # their "unsure": the Automatic assessors card
     reports = [r | dict(name=names.get(r["assessor"]), when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(r["time"])))
-               for r in reversed(runtime.reports())]   # the latest first
+               for r in reversed(runtime.reports()) if r["assessor"] not in automatic]   # the latest first
     return dict(progress, assessors=assessors, now=now, reports=reports,
                 agreement=runtime.agreement(),
                 last_hour=sum(1 for t in times if t > now - 3600),

@@ -99,7 +99,7 @@
         state.className = "state " + state.textContent;
       });
       [["topics-settled", s.settled], ["saved", s.saved], ["flagged", s.flagged],
-       ["report-count", s.reports.length]].forEach(([id, v]) => {
+       ["report-count", s.reports.length], ["for-people", s.for_people]].forEach(([id, v]) => {
         const node = document.getElementById(id);
         if (node) node.textContent = v;
       });
