@@ -186,9 +186,10 @@ def _run_columns(path: Path) -> tuple[pa.Table, str] | None:
     return table.select(["topic", "docno"]).append_column("score", pa.array(score)), table["runid"][0].as_py()
 
 
-def _ranked(paths: list[Path], tables: list[pa.Table], names: list[str]) -> pd.DataFrame:
+def _ranked(paths: list[Path], tables: list[pa.Table], names: list[str], depth: int | None = None) -> pd.DataFrame:
     """Runs (tables of :func:`_run_columns`, one a file, named ``names``) as :func:`read_run` gives
-    them, one after the other: repeats dropped with a warning, ranked as ``trec_eval`` ranks."""
+    them, one after the other: repeats dropped with a warning, ranked as ``trec_eval`` ranks (only the
+    ranks up to ``depth`` when given)."""
     table = pa.concat_tables(tables).combine_chunks()
     file = np.repeat(np.arange(len(tables)), [t.num_rows for t in tables])
     topic = _sort_ranks(table["topic"])
@@ -206,6 +207,9 @@ def _ranked(paths: list[Path], tables: list[pa.Table], names: list[str]) -> pd.D
     group = group[order]
     first = np.flatnonzero(np.diff(group, prepend=-1))  # where each topic of each run starts
     rank = np.arange(len(order)) - np.repeat(first, np.diff(first, append=len(order))) + 1
+    if depth is not None:
+        keep = rank <= depth
+        order, rank = order[keep], rank[keep]
     return _frame({"run": pa.array(names, pa.large_string()).take(file[order]),
                    "topic": table["topic"].take(order), "docno": table["docno"].take(order),
                    "rank": rank, "score": table["score"].take(order).to_numpy()})
@@ -297,13 +301,22 @@ def run_files(paths: str | Path | Iterable[str | Path]) -> list[Path]:
     return files
 
 
-def read_runs(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
+def read_runs(paths: str | Path | Iterable[str | Path], depth: int | None = None) -> pd.DataFrame:
     """Read every run in a directory or list of files into one table (see :func:`read_run`).
 
     A run is named by its runid column; two files with the same runid are an error. Files are read
-    in parallel threads (pyarrow and zlib release the GIL).
+    in parallel threads (pyarrow and zlib release the GIL). ``depth``: keep only each run's top ``depth``
+    documents of every topic, ranking each file as it is read and dropping the rest, so memory follows
+    what is kept (a few files at a time), not the whole collection.
     """
     files = run_files(paths)
+    if depth is not None:
+        if int(depth) < 1:
+            raise IrbanditsError(f"the depth of the runs to read must be at least 1, got {depth}")
+        with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1)) as pool:
+            frames = list(pool.map(functools.partial(_read_top, depth=int(depth)), files))
+        _unique_runids([f.run.iat[0] for f in frames])
+        return pd.concat(frames, ignore_index=True)
     with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1)) as pool:
         parsed = list(pool.map(_run_columns, files))
     if all(p is not None for p in parsed):  # all plain: rank them all at once
@@ -312,6 +325,15 @@ def read_runs(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     frames = [read_run(p) for p in files]
     _unique_runids([f.run.iat[0] for f in frames])
     return pd.concat(frames, ignore_index=True)
+
+
+def _read_top(path: Path, depth: int) -> pd.DataFrame:
+    """One run file as :func:`read_run` reads it, only the ranks up to ``depth`` of every topic."""
+    parsed = _run_columns(path)
+    if parsed is None:
+        run = read_run_lines(path, None)
+        return run[run["rank"] <= depth].reset_index(drop=True)
+    return _ranked([path], [parsed[0]], [parsed[1]], depth)
 
 
 def _unique_runids(names: list[str]) -> None:

@@ -29,26 +29,33 @@ app = typer.Typer(no_args_is_help=True, help="Choose which pooled document an as
 RUNS = typer.Option(..., help="directory of TREC run files (plain or .gz), or one run file; - is standard input")
 
 
-def _pools(runs: Path, depth: int):
-    """Depth-k pools of a run directory or file (``-``: standard input); the readers' warnings
+def _read(runs: Path, depth: int | None = None):
+    """The runs of a directory or file (``-``: standard input), only each run's top ``depth`` documents of
+    every topic when given (read file by file, so memory follows the pool); the readers' warnings
     (repeated documents) as one line each."""
     import warnings
 
     from rich.console import Console
 
     from irbandits.io import read_runs
-    from irbandits.pooling import depth_pools
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if runs.is_dir():
-            table = read_runs(check_dir(runs, "--runs"))
+            table = read_runs(check_dir(runs, "--runs"), depth)
         else:
             with reading(runs, "--runs") as path:
-                table = read_runs(path)
+                table = read_runs(path, depth)
     for w in caught:
         Console(stderr=True, soft_wrap=True).print(f"warning: {w.message}", markup=False, highlight=False)
-    return depth_pools(table, depth)
+    return table
+
+
+def _pools(runs: Path, depth: int):
+    """Depth-k pools of a run directory or file (``-``: standard input)."""
+    from irbandits.pooling import depth_pools
+
+    return depth_pools(_read(runs, depth), depth)
 
 
 @app.command()
@@ -64,27 +71,70 @@ def simulate(
     out: Path = typer.Option(Path("pool-results"), help="output directory"),
     include_unjudged: bool = typer.Option(False, help="also score the run topics the qrels do not judge "
                                           "(as having no relevant document)"),
+    pool: str = typer.Option("depth", help="pool construction: depth (the top --depth of every run), rrf "
+                             "(reciprocal rank fusion), rbp-sum or rbp-max (rank-biased precision weights): "
+                             "the --pool-size documents of each topic with the largest fused weight"),
+    pool_size: Optional[int] = typer.Option(None, min=1, help="documents per topic of an rrf / rbp pool"),
+    rrf_k: float = typer.Option(60, min=0, help="RRF constant k: weight 1 / (k + rank)"),
+    rbp_p: float = typer.Option(0.8, min=0, max=1, help="RBP persistence p: weight (1 - p) p^(rank - 1)"),
+    rank_runs: Optional[list[str]] = typer.Option(None, help="score the runs with each method's partial qrels "
+                                                  "with this ir-measures measure (repeat or comma list; default: "
+                                                  "nDCG@10, P@10, AP) and compare the run ranking with the full "
+                                                  "qrels': tau, tau_ap, flips in table.csv, tau.png"),
+    rank_budget: Optional[list[int]] = typer.Option(None, help="judgments per topic at which --rank-runs compares "
+                                                    "(repeat; default: the table's levels and the whole pool)"),
+    rank_repetitions: int = typer.Option(10, min=1, help="repetitions of each random method scored by --rank-runs"),
+    alpha: float = typer.Option(0.05, min=0, max=1, help="level of the paired t-test whose separated run pairs "
+                                "--rank-runs counts flips of"),
+    condensed: bool = typer.Option(False, help="--rank-runs scores condensed lists (unjudged documents dropped) "
+                                   "instead of unjudged = non-relevant"),
+    budget: Optional[list[int]] = typer.Option(None, min=1, help="judgments over all topics (repeat); writes "
+                                               "budget.csv: relevant found per method and --split"),
+    split: Optional[list[str]] = typer.Option(None, help="how a --budget is spent: per-topic (N / topics) or global"
+                                              "[:w=10,min=10] (a bandit over topics); repeat to compare"),
+    stop: Optional[str] = typer.Option(None, help="stopping rule per topic, e.g. window:w=20,t=0.5; budget.csv "
+                                       "gets the judgments saved and relevant documents lost"),
     jobs: int = JOBS,
     backend: str = BACKEND,
     address: Optional[str] = ADDRESS,
 ) -> None:
     """Relevant documents found after n judgments by every method: table, curves.parquet, curves.png.
-    Only the topics the qrels judge are scored, as trec_eval does."""
+    Only the topics the qrels judge are scored, as trec_eval does. With --rank-runs, table.csv holds a row
+    per method, budget and measure: relevant found, and how the partial qrels rank the runs. With --budget,
+    --split or --stop, budget.csv: per budget over all topics, method and split, the relevant found."""
     from irbandits.io import read_qrels
+    from irbandits.measures.agreement import RunScorer
     from irbandits.pooling.base import method_specs
-    from irbandits.pooling.pools import judged_pools
+    from irbandits.pooling.budget import budget_table, parse_split
+    from irbandits.pooling.pools import POOLS, depth_pools, fused_pools, judged_pools
+    from irbandits.pooling.ranking import measure_list, plot_tau
+    from irbandits.pooling.ranking import rank_runs as rank
     from irbandits.pooling.simulate import Timing, found_at, levels, plot_curves, simulate_pools
+    from irbandits.pooling.stopping import parse_stop
 
     start = time.perf_counter()
     method = method_specs(method)
+    splits = [parse_split(s) for s in split or ["per-topic"]]
+    stop_rule = parse_stop(stop)
     check_output(out, "--out", directory=True)
     jobs = worker_count(jobs)
     check_backend(backend, jobs, address)
     if str(runs) == str(qrels) == "-":
         raise IrbanditsError("--runs and --qrels cannot both be - (one standard input)")
+    if pool not in POOLS:
+        raise IrbanditsError(f"--pool {pool!r}: use {', '.join(POOLS)}")
+    if pool != "depth" and pool_size is None:
+        raise IrbanditsError(f"--pool {pool} needs --pool-size (documents per topic)")
+    measures = measure_list(rank_runs)
     if str(qrels) != "-":
         check_file(qrels, "--qrels")  # before the runs are read
-    pools = _pools(runs, depth)
+    cutoff = RunScorer.depth(measures) if measures and not condensed else None
+    fused = pool != "depth"  # fused weights read whole runs, as do measures without a cutoff
+    table_runs = _read(runs, None if fused or (measures and cutoff is None) else max(depth, cutoff or 0))
+    pools = fused_pools(table_runs, pool_size, pool, rrf_k, rbp_p) if fused else depth_pools(table_runs, depth)
+    scored = table_runs[table_runs["rank"] <= cutoff] if measures and cutoff else table_runs
+    del table_runs
+    described = f"depth {depth}" if not fused else f"{pool} pools of {pool_size} documents"
     with reading(qrels, "--qrels") as path:
         judged = read_qrels(path)
     if not include_unjudged:
@@ -97,18 +147,39 @@ def simulate(
     relevance = {t: p.relevance(judged, relevant_grade) for t, p in pools.items()}
     sizes = [p.size for p in pools.values()]
     unjudged = sum(p.unjudged(judged) for p in pools.values())
-    console.print(f"{len(pools)} topics, {len(next(iter(pools.values())).runs)} runs, depth {depth}: pools of "
+    console.print(f"{len(pools)} topics, {len(next(iter(pools.values())).runs)} runs, {described}: pools of "
                   f"{min(sizes)}-{max(sizes)} documents (mean {sum(sizes) / len(sizes):.1f}); relevant: grade >= "
                   f"{relevant_grade:g}; {unjudged} pooled documents without a judgment count as non-relevant", markup=False)
     timing = Timing()
+    orders: dict | None = {} if measures else None
     curves = simulate_pools(pools, relevance, method, repetitions=repetitions, seed=seed, timing=timing,
-                            backend=backend, workers=jobs, address=address)
+                            backend=backend, workers=jobs, address=address, orders=orders,
+                            keep_orders=rank_repetitions)
     table = found_at(curves, levels(max(sizes)))
     out.mkdir(exist_ok=True)
     curves.to_parquet(out / "curves.parquet", index=False)
-    table.round(2).to_csv(out / "table.csv")
-    title = (f"{len(pools)} topics, {len(next(iter(pools.values())).runs)} runs, depth-{depth} pools, "
+    title = (f"{len(pools)} topics, {len(next(iter(pools.values())).runs)} runs, "
+             f"{f'depth-{depth}' if not fused else f'{pool} ({pool_size} documents)'} pools, "
              f"relevant = grade >= {relevant_grade:g}")
+    written = [out / "curves.parquet", out / "table.csv", out / "curves.png"]
+    if measures:
+        ranking_start = time.perf_counter()
+        budgets = sorted(set(rank_budget or [*levels(max(sizes)), max(sizes)]))
+        ranking = rank(pools, orders, scored, judged, measures, budgets, alpha, condensed)
+        found = found_at(curves, budgets).drop(columns="all").rename_axis("method").reset_index().melt(
+            "method", var_name="budget", value_name="relevant_found").astype({"budget": "int64"})
+        ranking = found.merge(ranking, on=["method", "budget"])
+        ranking.round(4).to_csv(out / "table.csv", index=False)
+        plot_tau(ranking, out / "tau.png", title=f"{title}; unjudged = "
+                 f"{'left out (condensed lists)' if condensed else 'non-relevant'}")
+        written.append(out / "tau.png")
+        console.print(make_table(ranking.round(3), f"run ranking under each method's partial qrels against the full "
+                                 f"pool's (tau, tau_ap; flips of the {int(ranking.pairs.iloc[0])} pairs a paired "
+                                 f"t-test separates at alpha {alpha:g}) ({title})"))
+        console.print(f"ranked the runs with {', '.join(measures)} at {len(budgets)} budgets: "
+                      f"{time.perf_counter() - ranking_start:.1f} s", markup=False)
+    else:
+        table.round(2).to_csv(out / "table.csv")
     plot_curves(curves, out / "curves.png", title=title)
     console.print(make_table(table.round(2).reset_index(), f"mean relevant documents found after n judgments ({title})"))
     random = list(curves.method[curves.repetition > 0].unique())
@@ -116,7 +187,15 @@ def simulate(
                   f"{', '.join(random) or 'no random method'}): {timing.compile_s + timing.run_s:.1f} s "
                   f"({timing.compile_s:.1f} s compiling, {timing.run_s:.1f} s judging); "
                   f"{time.perf_counter() - start:.1f} s in all with reading and writing", markup=False)
-    console.print(f"wrote {out / 'curves.parquet'}, {out / 'table.csv'}, {out / 'curves.png'}", markup=False)
+    if budget or split or stop_rule is not None:
+        spent = budget_table(pools, relevance, curves, budget, splits, stop_rule, method, repetitions=repetitions,
+                             seed=seed, backend=backend, workers=jobs, address=address)
+        spent.round(2).to_csv(out / "budget.csv", index=False)
+        written.append(out / "budget.csv")
+        about = f"; stopping rule {stop_rule.label}" if stop_rule is not None else ""
+        console.print(make_table(spent.round(2), f"relevant documents found with a budget over all {len(pools)} "
+                                 f"topics{about}"))
+    console.print(f"wrote {', '.join(map(str, written))}", markup=False)
 
 
 @app.command()
@@ -127,20 +206,31 @@ def init(
     method: str = typer.Option("MM-NS", help="NAME or NAME:param=value (see `irbandits pool methods`)"),
     relevant_grade: float = typer.Option(1, help="grades >= this count as relevant"),
     seed: int = typer.Option(0, help="seed of a random method"),
+    budget: Optional[int] = typer.Option(None, min=1, help="judgments over all topics (default: the whole pool)"),
+    split: str = typer.Option("per-topic", help="per-topic (budget / topics each) or global[:w=10,min=10] "
+                              "(a bandit over topics: `pool next` offers the topic it chose)"),
+    stop: Optional[str] = typer.Option(None, help="stopping rule per topic, e.g. window:w=20,t=0.5"),
     force: bool = typer.Option(False, help="overwrite an existing state file"),
 ) -> None:
     """Create the adjudication state of a new assessment campaign."""
     from irbandits.pooling.base import parse_method
+    from irbandits.pooling.budget import parse_split
     from irbandits.pooling.state import Campaign
+    from irbandits.pooling.stopping import parse_stop
 
     parse_method(method)
+    parse_split(split)
+    parse_stop(stop)
     if check_output(state, "--state").exists() and not force:
         raise IrbanditsError(f"{state} exists; pass --force to start the campaign again")
     pools = _pools(runs, depth)
-    campaign = Campaign(pools, method, relevant_grade, seed)
+    campaign = Campaign(pools, method, relevant_grade, seed, budget, split, stop)
     campaign.save(state)
+    extra = [f"budget {budget or 'whole pool'} ({campaign.split})" if budget or campaign.split != "per-topic" else "",
+             f"stopping rule {campaign.stop}" if campaign.stop else ""]
     console.print(f"{state}: {campaign.method} on {len(pools)} topics, "
-                     f"{sum(m.pool.size for m in campaign.topics.values())} pooled documents", markup=False)
+                     f"{sum(m.pool.size for m in campaign.topics.values())} pooled documents"
+                     f"{''.join(', ' + e for e in extra if e)}", markup=False)
 
 
 @app.command("next")
@@ -149,7 +239,8 @@ def next_(
     topic: Optional[list[str]] = typer.Option(None, help="only these topics (repeat); default every topic"),
     out: Path = typer.Option(Path("-"), help="output file; - is standard output"),
 ) -> None:
-    """Write `topic docno run` for the document to judge next on each topic not yet finished."""
+    """Write `topic docno run` for the document to judge next on each topic not yet finished (with a global
+    budget split, on each topic the bandit over topics has handed a judgment to)."""
     from irbandits.pooling.state import editing
 
     check_output(out, "--out", dash=True)

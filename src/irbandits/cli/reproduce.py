@@ -266,6 +266,10 @@ def pooling_losada(
     also: Optional[list[str]] = typer.Option(None, "--also", help="another method to simulate and tabulate (repeat; "
                                              "NAME or NAME:param=value, e.g. MM-NS:propagate=0); the claims use "
                                              "the study's methods only"),
+    rank_runs: bool = typer.Option(False, "--rank-runs", help="also score the runs with each method's partial "
+                                   "qrels after 25 / 50 / 100 judgments per topic (nDCG@10, AP) and compare their "
+                                   "ranking with the full qrels' (Kendall tau, tau_AP, flips): ranking.csv; about "
+                                   "ten minutes on two cores"),
     data: Path = typer.Option(Path("../shared/data/trec-dl-2021-passage"), help="folder of runs/ and qrels.txt"),
     out: Path = typer.Option(Path("reproduce-pooling-losada"), help="output directory: curves.csv, table-DEPTH.csv, "
                              "paired-DEPTH.csv, the figure and claims.csv"),
@@ -279,9 +283,17 @@ def pooling_losada(
     methods = module.METHODS + tuple(m for m in extra if m not in module.METHODS)
     result = module.run_study(depths=depth or module.DEPTHS, repetitions=repetitions, seed=seed, topics=topics,
                               methods=methods, relevant_grade=relevant_grade, judged_only=judged_only, data=data,
-                              runs_sample=runs_sample, one_per_team=one_per_team, runs_seed=runs_seed)
+                              runs_sample=runs_sample, one_per_team=one_per_team, runs_seed=runs_seed,
+                              rank_measures=module.RANK_MEASURES if rank_runs else ())
     out.mkdir(parents=True, exist_ok=True)
     result.curves.to_csv(out / "curves.csv", index=False)
+    if result.ranking is not None:
+        result.ranking.to_csv(out / "ranking.csv", index=False)
+        for d in result.pools.depth:
+            for m in module.RANK_MEASURES:
+                console.print(make_table(module.tau_table(result, d, m).round(3).reset_index(),
+                                         f"depth {d}, {m}: Kendall tau of the runs' ranking under partial qrels "
+                                         f"against the pool's full qrels, by judgments per topic"))
     console.print(make_table(result.pools, "the pools (unjudged documents count as non-relevant)"))
     for d in result.pools.depth:
         t = module.table(result, d).round(2)

@@ -1,4 +1,4 @@
-"""Depth-k pools of TREC runs, one :class:`TopicPool` per topic, and their relevance vectors.
+"""Pools of TREC runs (depth-k, or the top documents by RRF or RBP weight), one :class:`TopicPool` per topic.
 
 A pool's documents are indexed in docno order (so DocID adjudication is index order and every
 document tie elsewhere goes to the smaller docno); runs are indexed in name order, the same for
@@ -76,25 +76,73 @@ class TopicPool:
         return int((~np.isin(self.docnos, qrels.docno[qrels.topic == self.topic].to_numpy())).sum())
 
 
-def depth_pools(runs: pd.DataFrame, depth: int = 10) -> dict[str, TopicPool]:
-    """The depth-``depth`` pool of every topic of a run table (as :func:`irbandits.io.read_runs` gives)."""
-    if int(depth) < 1:
-        raise IrbanditsError(f"the pool depth must be at least 1, got {depth}")
-    depth = int(depth)
-    names = tuple(sorted(runs.run.unique()))
+def _build(top: pd.DataFrame, names: tuple[str, ...], width: int | None = None) -> dict[str, TopicPool]:
+    """Pools of the rows ``top`` (``run, topic, docno``, each run's rows of a topic in rank order): each run's
+    pooled documents at its ranks among them (ranks closed up over the documents left out); ``width``
+    columns of ``ranked`` (default: the most any run pools)."""
     run_index = {name: i for i, name in enumerate(names)}
-    runs = runs.sort_values(["run", "topic", "rank"], kind="mergesort")
-    position = runs.groupby(["run", "topic"]).cumcount().to_numpy()
-    top = runs[position < depth].assign(position=position[position < depth])
+    position = top.groupby(["run", "topic"], sort=False).cumcount().to_numpy()
+    top = top.assign(position=position)
     pools = {}
     for topic, t in top.groupby("topic", sort=True):
         docnos = np.array(sorted(t.docno.unique()))
-        ranked = np.full((len(names), depth), -1, np.int64)
+        ranked = np.full((len(names), width or int(t.position.max()) + 1), -1, np.int64)
         ranked[t.run.map(run_index).to_numpy(), t.position.to_numpy()] = np.searchsorted(docnos, t.docno.to_numpy())
         pools[str(topic)] = TopicPool(str(topic), docnos, names, ranked)
     if not pools:
         raise IrbanditsError("the runs retrieve no documents, so every pool is empty")
     return pools
+
+
+def _ranked(runs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, tuple[str, ...]]:
+    """The runs sorted by run, topic and rank; each row's 0-based position in its run and topic; the run names."""
+    runs = runs.sort_values(["run", "topic", "rank"], kind="mergesort")
+    return runs, runs.groupby(["run", "topic"]).cumcount().to_numpy(), tuple(sorted(runs.run.unique()))
+
+
+def depth_pools(runs: pd.DataFrame, depth: int = 10) -> dict[str, TopicPool]:
+    """The depth-``depth`` pool of every topic of a run table (as :func:`irbandits.io.read_runs` gives)."""
+    if int(depth) < 1:
+        raise IrbanditsError(f"the pool depth must be at least 1, got {depth}")
+    runs, position, names = _ranked(runs)
+    return _build(runs[position < int(depth)], names, int(depth))
+
+
+def fused_pools(runs: pd.DataFrame, size: int, pool: str = "rrf", k: float = 60, p: float = 0.8) -> dict[str, TopicPool]:
+    """Pools of the ``size`` documents of each topic with the largest fused weight over the runs (ties to the
+    smaller docno), as trectools' ``make_pool`` builds them; a document at 0-based position ``i`` of a run
+    weighs
+
+    - ``rrf``: 1 / (k + i + 1) summed over the runs (reciprocal rank fusion, Cormack, Clarke and Buettcher,
+      SIGIR 2009);
+    - ``rbp-sum`` / ``rbp-max``: its rank-biased precision contribution (1 - p) p^i, summed over the runs or
+      the largest (Moffat, Webber and Zobel, SIGIR 2007).
+
+    Each run's row of a pool lists its pooled documents in rank order (ranks closed up).
+
+    >>> runs = pd.DataFrame(dict(run=list("xxxyyy"), topic="1", docno=list("abcbcd"), rank=[1, 2, 3] * 2))
+    >>> [fused_pools(runs, 2, pool, p=0.5)["1"].docnos.tolist() for pool in ("rrf", "rbp-sum", "rbp-max")]
+    [['b', 'c'], ['a', 'b'], ['a', 'b']]
+    """
+    if int(size) < 1:
+        raise IrbanditsError(f"the pool size must be at least 1 document per topic, got {size}")
+    if pool not in POOLS or pool == "depth":
+        raise IrbanditsError(f"unknown fused pool {pool!r}: use {', '.join(p for p in POOLS if p != 'depth')}")
+    if pool == "rrf" and not k >= 0:
+        raise IrbanditsError(f"the RRF constant k must be >= 0, got {k}")
+    if pool != "rrf" and not 0 < p < 1:
+        raise IrbanditsError(f"the RBP persistence p must be in (0, 1), got {p}")
+    runs, position, names = _ranked(runs)
+    weight = 1.0 / (k + position + 1) if pool == "rrf" else (1 - p) * p ** position.astype(float)
+    fused = (pd.DataFrame(dict(topic=runs.topic.to_numpy(), docno=runs.docno.to_numpy(), weight=weight))
+             .groupby(["topic", "docno"]).weight.agg("max" if pool == "rbp-max" else "sum").reset_index())
+    fused = fused.sort_values(["topic", "weight", "docno"], ascending=[True, False, True], kind="mergesort")
+    chosen = fused[fused.groupby("topic").cumcount().to_numpy() < int(size)]
+    keep = pd.MultiIndex.from_frame(runs[["topic", "docno"]]).isin(pd.MultiIndex.from_frame(chosen[["topic", "docno"]]))
+    return _build(runs[keep], names)
+
+
+POOLS = ("depth", "rrf", "rbp-sum", "rbp-max")  # the pool constructions of `pool simulate --pool`
 
 
 def judged_pools(pools: dict[str, TopicPool], qrels: pd.DataFrame) -> dict[str, TopicPool]:

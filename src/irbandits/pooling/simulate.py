@@ -30,8 +30,9 @@ from irbandits.pooling.pools import TopicPool
 
 
 @njit
-def _walk(select, update, ps, own, rng, rel, found):
-    """Judge the whole pool in the method's order; ``found[n]`` = relevant found after n + 1 judgments."""
+def _walk(select, update, ps, own, rng, rel, found, order):
+    """Judge the whole pool in the method's order; ``found[n]`` = relevant found after n + 1 judgments,
+    ``order[n]`` = the pool index of the (n + 1)-th document judged."""
     n = 0
     total = 0
     while True:
@@ -41,13 +42,16 @@ def _walk(select, update, ps, own, rng, rel, found):
         total += rel[doc]
         update(ps, own, rng, doc, rel[doc])
         found[n] = total
+        order[n] = doc
         n += 1
 
 
-def walk(method, rel: np.ndarray) -> np.ndarray:
-    """Run ``method`` (a fresh :class:`~irbandits.pooling.base.PoolingMethod`) to the end of its pool."""
+def walk(method, rel: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """Run ``method`` (a fresh :class:`~irbandits.pooling.base.PoolingMethod`) to the end of its pool;
+    the judging order goes to ``order`` (an ``int64`` array of the pool's size) when given."""
     found = np.zeros(method.pool.size, np.int64)
-    n = _walk(type(method)._select, type(method)._update, *method.kernel_state, rel, found)
+    order = np.zeros(method.pool.size, np.int64) if order is None else order
+    n = _walk(type(method)._select, type(method)._update, *method.kernel_state, rel, found, order)
     if n != method.pool.size:
         raise RuntimeError(f"{method.name} judged {n} of {method.pool.size} documents")
     return found
@@ -61,12 +65,15 @@ class Timing:
     run_s: float = 0.0
 
 
-def _topic_curves(context: tuple, task: tuple) -> np.ndarray:
-    """Every repetition of one method on one topic: an array (repetitions, pool size)."""
-    pools, relevance, seed = context
+def _topic_curves(context: tuple, task: tuple) -> tuple[np.ndarray, np.ndarray | None]:
+    """Every repetition of one method on one topic: arrays (repetitions, pool size) of relevant found and
+    (the first ``keep`` repetitions) of the judging order."""
+    pools, relevance, seed, keep = context
     spec, t, topic, reps = task
-    return np.stack([walk(spec.make(pools[topic], np.random.SeedSequence(seed, spawn_key=(t, i))), relevance[topic])
-                     for i in range(reps)])
+    orders = np.zeros((min(reps, keep), pools[topic].size), np.int64)
+    found = np.stack([walk(spec.make(pools[topic], np.random.SeedSequence(seed, spawn_key=(t, i))), relevance[topic],
+                           orders[i] if i < keep else None) for i in range(reps)])
+    return found, (orders if keep else None)
 
 
 def simulate_pools(
@@ -79,13 +86,17 @@ def simulate_pools(
     backend: str = "local",
     workers: int = 1,
     address: str | None = None,
+    orders: dict | None = None,
+    keep_orders: int = 1,
 ) -> pd.DataFrame:
     """Curves of every method on every topic: columns ``method, topic, repetition, judgments, relevant_found``.
 
     ``relevance[topic]`` is the 0/1 vector of :meth:`TopicPool.relevance`; deterministic methods get
     repetition 0 only, random ones ``repetitions`` seeded repetitions. Each (method, topic) is a task
     of :func:`irbandits.tasks.run_tasks` on ``backend`` with ``workers`` (``"ray"``: the cluster
-    at ``address``); the curves do not depend on where they ran.
+    at ``address``); the curves do not depend on where they ran. Given a dict ``orders``, the judging
+    orders go there too: ``orders[(method label, topic)]`` is an ``int64`` array (repetitions, pool size)
+    of pool indices, of the first ``keep_orders`` repetitions.
     """
     from irbandits.tasks import Failed, run_tasks
 
@@ -105,16 +116,20 @@ def simulate_pools(
     tasks = [(spec, t, topic, repetitions if spec.cls.random else 1) for spec in specs for t, topic in enumerate(topics)]
     frames: list = [None] * len(tasks)
     start = time.perf_counter()
-    for outcome in run_tasks(_topic_curves, tasks, (pools, relevance, seed), backend=backend, workers=workers,
+    keep = max(int(keep_orders), 1) if orders is not None else 0
+    for outcome in run_tasks(_topic_curves, tasks, (pools, relevance, seed, keep), backend=backend, workers=workers,
                              address=address, progress=False):
         if isinstance(outcome, Failed):
             raise RuntimeError(f"pool simulation of {tasks[outcome.index][0].label} on topic "
                                f"{tasks[outcome.index][2]} failed: {outcome.error}")
         spec, _, topic, reps = tasks[outcome.index]
         size = pools[topic].size
+        found, order = outcome.value
+        if orders is not None:
+            orders[(spec.label, topic)] = order
         frames[outcome.index] = pd.DataFrame(dict(
             method=spec.label, topic=topic, repetition=np.repeat(np.arange(reps), size),
-            judgments=np.tile(np.arange(1, size + 1), reps), relevant_found=outcome.value.ravel()))
+            judgments=np.tile(np.arange(1, size + 1), reps), relevant_found=found.ravel()))
     timing.run_s += time.perf_counter() - start
     table = pd.concat(frames, ignore_index=True)
     table["method"] = pd.Categorical(table.method, categories=[s.label for s in specs])

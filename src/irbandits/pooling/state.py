@@ -8,6 +8,11 @@ state. :func:`editing` holds an exclusive lock on the state while it is read, ch
 so two judging processes never overwrite each other's judgments. Judgments of documents other than the one offered are accepted (the assessor may judge out
 of turn): they update every run that retrieved the document and are skipped by every run later.
 
+A budget of judgments over all topics is split per topic or moved across topics by the global bandit
+of :mod:`irbandits.pooling.budget`, and a stopping rule (:mod:`irbandits.pooling.stopping`) may stop a
+topic early; :meth:`Campaign.next` offers only the topics that may be judged now (with the global
+split, the topics the bandit has handed judgments to). Both are rebuilt from the judgments in order.
+
 >>> import pandas as pd
 >>> from irbandits.pooling.pools import depth_pools
 >>> runs = pd.DataFrame(dict(run=list("xxyy"), topic="1", docno=list("abcd"), rank=[1, 2, 1, 2]))
@@ -32,6 +37,7 @@ import pandas as pd
 
 from irbandits.errors import IrbanditsError
 from irbandits.pooling.base import PoolingMethod, parse_method
+from irbandits.pooling.budget import Ledger, split_label
 from irbandits.pooling.pools import TopicPool
 
 FORMAT = "irbandits-pool-state/1"
@@ -40,7 +46,11 @@ FORMAT = "irbandits-pool-state/1"
 class Campaign:
     """The adjudication state of every topic of a pool under one method."""
 
-    def __init__(self, pools: dict[str, TopicPool], method: str = "MM-NS", relevant_grade: float = 1, seed: int = 0):
+    def __init__(self, pools: dict[str, TopicPool], method: str = "MM-NS", relevant_grade: float = 1, seed: int = 0,
+                 budget: int | None = None, split: str | None = None, stop: str | None = None, parallel: int = 1):
+        """``budget``: judgments over all topics (None: every pooled document); ``split``: ``per-topic``
+        (None) or ``global[:w=..,min=..]``; ``stop``: a stopping rule (``window:w=20,t=0.5``) or None;
+        ``parallel``: with the global split, judgments handed out ahead (see :class:`~irbandits.pooling.budget.Ledger`)."""
         spec = parse_method(method)
         self.method, self.relevant_grade, self.seed = spec.label, relevant_grade, int(seed)
         self.topics: dict[str, PoolingMethod] = {
@@ -48,16 +58,42 @@ class Campaign:
             for t, topic in enumerate(sorted(pools))
         }
         self.log: list[list[Any]] = []
+        self._ledger(budget, split, stop, parallel)
+
+    def _ledger(self, budget, split, stop, parallel) -> None:
+        self._index = {t: i for i, t in enumerate(self.topics)}
+        self.ledger = Ledger([m.pool.size for m in self.topics.values()], budget, split, stop, parallel)
+        self.budget = None if budget is None else int(budget)
+        self.split = split_label(self.ledger.split)
+        self.stop = None if self.ledger.stop is None else self.ledger.stop.label
+        self.parallel = self.ledger.parallel
+
+    def done(self, topic: str) -> bool:
+        """Whether ``topic`` will be offered nothing more (pool judged, stopped, or its budget spent)."""
+        self._method(topic)
+        return self.ledger.done(self._index[topic])
+
+    def open(self, topic: str) -> bool:
+        """Whether ``topic`` may be judged now (its next document is offered by :meth:`next`)."""
+        self._method(topic)
+        return self.ledger.open(self._index[topic])
+
+    def stopped(self, topic: str) -> bool:
+        """Whether the stopping rule stopped ``topic``."""
+        self._method(topic)
+        return bool(self.ledger.stopped[self._index[topic]])
 
     def next(self, topics: list[str] | None = None) -> pd.DataFrame:
         """The document to judge next on each topic (or the given ones): ``topic, docno, run``.
 
-        Topics whose pool is fully judged are left out; asking again before judging gives the same documents.
+        Topics whose pool is fully judged, whose budget is spent or that are stopped are left out (with the
+        global split, every topic the bandit has handed no judgment to now); asking again before judging
+        gives the same documents.
         """
         rows = []
         for topic in topics or self.topics:
             m = self._method(topic)
-            docno = m.next()
+            docno = m.next() if self.ledger.open(self._index[topic]) else None
             if docno is not None:
                 rows.append((topic, docno, m.offered_run or "-"))
         return pd.DataFrame(rows, columns=["topic", "docno", "run"])
@@ -83,14 +119,18 @@ class Campaign:
         for row in judgments.itertuples(index=False):
             grade = float(row.grade)
             self.topics[str(row.topic)].judge(str(row.docno), grade >= self.relevant_grade)
+            self.ledger.record(self._index[str(row.topic)], grade >= self.relevant_grade)
             self.log.append([str(row.topic), str(row.docno), int(grade) if grade == int(grade) else grade])
         return self
 
     def progress(self) -> pd.DataFrame:
-        """Per topic: judged documents, pool size, relevant documents found so far."""
+        """Per topic: judged documents, pool size, relevant documents found so far (and, with a budget, a
+        split or a stopping rule, whether the topic is done and whether it was stopped)."""
         found = pd.DataFrame(self.log, columns=["topic", "docno", "grade"])
         relevant = found[found.grade >= self.relevant_grade].groupby("topic").size()
-        return pd.DataFrame([dict(topic=t, judged=m.judgments, pool=m.pool.size, relevant=int(relevant.get(t, 0)))
+        plain = self.budget is None and self.split == "per-topic" and self.stop is None
+        return pd.DataFrame([dict(topic=t, judged=m.judgments, pool=m.pool.size, relevant=int(relevant.get(t, 0)),
+                                  **({} if plain else dict(done=self.done(t), stopped=self.stopped(t))))
                              for t, m in self.topics.items()])
 
     def _method(self, topic: str) -> PoolingMethod:
@@ -103,6 +143,7 @@ class Campaign:
         """Write the whole state as JSON through a temporary file and ``os.replace``."""
         first = next(iter(self.topics.values()))
         data = dict(format=FORMAT, method=self.method, relevant_grade=self.relevant_grade, seed=self.seed,
+                    budget=self.budget, split=self.split, stop=self.stop, parallel=self.parallel,
                     runs=list(first.pool.runs), judgments=self.log,
                     topics={t: dict(docnos=m.pool.docnos.tolist(), ranked=m.pool.ranked.tolist(), state=m.state)
                             for t, m in self.topics.items()})
@@ -131,6 +172,9 @@ class Campaign:
             runs = tuple(data["runs"])
             obj.topics = {t: PoolingMethod.from_state(TopicPool(t, np.array(d["docnos"]), runs, np.array(d["ranked"])), d["state"])
                           for t, d in data["topics"].items()}
+            obj._ledger(data.get("budget"), data.get("split"), data.get("stop"), data.get("parallel", 1))
+            for topic, _, grade in obj.log:   # budget and stopping: a function of the judgments in order
+                obj.ledger.record(obj._index[topic], float(grade) >= obj.relevant_grade)
         except FileNotFoundError:
             raise IrbanditsError(f"{path}: no such state file (create one with `irbandits pool init`)") from None
         except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -35,6 +35,17 @@ def _seed() -> tuple[Callable[[Any], bool], str]:
     return (lambda v: 0 <= v <= MAX_SEED), "a whole number in [0, 2**63)"
 
 
+def _split() -> tuple[Callable[[Any], bool], str]:
+    def valid(value: str) -> bool:
+        from irbandits.pooling.budget import parse_split
+
+        try:
+            return value == "per-topic" or parse_split(value) is not None
+        except IrbanditsError:
+            return False
+    return valid, "per-topic or global[:w=W,min=M] (W >= 1, M >= 0)"
+
+
 OPTIONS: dict[str, tuple[Param, ...]] = {
     "preference": (
         Param("n", int, 7, "pairs per item in a pruning phase", *_at_least(1)),
@@ -51,6 +62,10 @@ OPTIONS: dict[str, tuple[Param, ...]] = {
               lambda v: 0 < v < 1, "in (0, 1)"),
         Param("min_agreement", float, 0.5, "flag an assessor whose consistency or agreement with the majority "
               "is below this", lambda v: 0 <= v < 1, "in [0, 1)"),
+        Param("audit", float, 0.1, "share of an automatic assessor's sure answers also sent to people, who "
+              "score it (0 for a campaign without people)", lambda v: 0 <= v <= 1, "in [0, 1]"),
+        Param("auto_threshold", float, 0.7, "an automatic assessor's answers stop counting once its accuracy on "
+              "checks and audits is below this", lambda v: 0 < v < 1, "in (0, 1)"),
         Param("stop_settled", int, 0, "1: hand out no more requests of a settled topic (its best item is decided)",
               lambda v: v in (0, 1), "0 or 1"),
     ),
@@ -58,14 +73,12 @@ OPTIONS: dict[str, tuple[Param, ...]] = {
         Param("depth", int, 10, "pool depth: the top depth documents of every run", *_at_least(1)),
         Param("method", str, "MM-NS", "pooling method, NAME or NAME:param=value"),
         Param("budget", int, None, "judgments per topic (default: the whole pool)", *_at_least(1)),
+        Param("budget_split", str, "per-topic", "per-topic (budget each) or global[:w=10,min=10]: budget times the "
+              "topics judgments, moved to the topics still yielding relevant documents", *_split()),
         Param("grades", list, [0, 1, 2, 3], "the grades an assessor may give"),
         Param("relevant_grade", float, 1.0, "grades >= this count as relevant for the method"),
         Param("seed", int, 0, "seed of a random method", *_seed()),
     ),
-        Param("audit", float, 0.1, "share of an automatic assessor's sure answers also sent to people, who "
-              "score it (0 for a campaign without people)", lambda v: 0 <= v <= 1, "in [0, 1]"),
-        Param("auto_threshold", float, 0.7, "an automatic assessor's answers stop counting once its accuracy on "
-              "checks and audits is below this", lambda v: 0 < v < 1, "in (0, 1)"),
 }
 
 

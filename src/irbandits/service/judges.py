@@ -137,7 +137,10 @@ class PreferenceJudge:
 
 
 class GradedJudge:
-    """A pooling :class:`~irbandits.pooling.state.Campaign`, each topic stopped after ``budget`` judgments."""
+    """A pooling :class:`~irbandits.pooling.state.Campaign`, each topic stopped after ``budget`` judgments;
+    with ``budget_split`` ``global[:w=..,min=..]``, ``budget`` times the topics judgments over all topics,
+    moved across topics by the bandit of :mod:`irbandits.pooling.budget` (one judgment handed out ahead
+    per topic, so as many assessors as topics can work at once)."""
 
     def __init__(self, pools: dict[str, Any], options: dict[str, Any]):
         from irbandits.pooling.pools import TopicPool
@@ -146,7 +149,11 @@ class GradedJudge:
         runs = tuple(pools["runs"])
         built = {t: TopicPool(t, np.array(p["docnos"]), runs, np.array(p["ranked"], np.int64))
                  for t, p in pools["topics"].items()}
-        self.process = Campaign(built, options["method"], options["relevant_grade"], options["seed"])
+        split = options.get("budget_split", "per-topic")
+        self.shared = split != "per-topic"
+        total = options["budget"] * len(built) if self.shared and options["budget"] else None
+        self.process = Campaign(built, options["method"], options["relevant_grade"], options["seed"],
+                                **(dict(budget=total, split=split, parallel=len(built)) if self.shared else {}))
         self.budget = options["budget"]
         self.grades = options["grades"]
         for topic in self.process.topics:
@@ -159,6 +166,8 @@ class GradedJudge:
 
     def done(self, topic: str) -> bool:
         """Budget spent or every pooled document judged (then every run is exhausted)."""
+        if self.shared:
+            return self.process.done(topic)
         m = self.process.topics[topic]
         return m.judgments >= min(m.pool.size, self.budget or m.pool.size)
 
@@ -168,12 +177,15 @@ class GradedJudge:
         It is chosen as soon as the previous judgment of the topic is in (and at the start), so the
         state is a function of the judgments alone, whoever asked for what in between.
         """
+        if self.shared:
+            return self.process.topics[topic].next() if self.process.open(topic) else None
         return None if self.done(topic) else self.process.topics[topic].next()
 
     def apply(self, topic: str, docno: str, _right: None, grade: float) -> None:
         """Record one grade of the document the method offered, and choose the topic's next one."""
         self.process.add(pd.DataFrame(dict(topic=[topic], docno=[docno], grade=[grade])))
-        self.offer(topic)
+        for t in self.process.topics if self.shared else [topic]:   # the bandit may have opened another topic
+            self.offer(t)
 
     def qrels(self, best: bool = False) -> str:
         """``topic 0 docno grade`` lines of every judgment so far."""
@@ -232,6 +244,7 @@ def log_row(j, name: str | None, automatic: str | None, lease_time: float | None
     (:data:`~irbandits.judging.assessors.USAGE`; none for a person's row)."""
     skip = j.kind == "skip"
     answer = None if skip else j.winner if j.right is not None else _grade(j.grade)
+    usage = getattr(j, "usage", None) or {}
     return dict(id=j.id, kind=j.kind, topic=j.topic, docnos=[j.left] if j.right is None else [j.left, j.right],
                 answer=answer, assessor=j.assessor_id, name=name, automatic=automatic, **platform, lease_time=lease_time,
                 answer_time=j.created_at, reason=j.reason if skip else None, comment=j.comment if skip else None,
@@ -245,7 +258,6 @@ def log_jsonl(rows: list[dict[str, Any]]) -> str:
 
 def log_csv(rows: list[dict[str, Any]]) -> str:
     """The log export as CSV with a header (:data:`LOG_FIELDS`); docnos joined by a space, none as empty."""
-    usage = getattr(j, "usage", None) or {}
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(LOG_FIELDS)

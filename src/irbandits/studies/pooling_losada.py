@@ -77,6 +77,8 @@ DEPTHS = (100, 10)
 LEVELS = {100: (100, 300, 500, 700, 900, 1100), 10: (10, 20, 50, 100)}  # judgments at which claims are checked
 JUDGED_LEVELS = {100: (10, 30, 50, 70, 90, 110), 10: LEVELS[10]}  # the levels of judged-only pools
 PAPER_LEVELS = (100, 300, 500, 700, 900, 1100, 2000)
+RANK_MEASURES = ("nDCG@10", "AP")  # the run rankings compared under partial and full qrels
+RANK_BUDGETS = (25, 50, 100)  # judgments per topic at which they are compared
 # the near-tie claims' pairs, tested topic by topic (:func:`paired`)
 PAIRS = (("eps-greedy", "BLA"), ("eps-greedy", "UCB1-Tuned"), ("MM", "UCB1-Tuned"), ("MM", "eps-greedy"),
          ("MoffatC", "MTF"), ("MoffatC", "MM"))
@@ -107,7 +109,9 @@ class Result:
     the relevant share of the pool) and ``runs_per_doc`` (mean over topics of the runs that retrieved a
     pooled document). ``repetitions`` of the random methods; ``judged_only``, ``relevant_grade`` and
     ``subset`` (the runs pooled, in words; empty: all) as :func:`run_study` was given them. ``per_topic``:
-    depth, method, topic, judgments (the claim levels), found (mean over repetitions)."""
+    depth, method, topic, judgments (the claim levels), found (mean over repetitions). ``ranking``: depth, method,
+    budget (judgments per topic), measure, tau, tau_ap, flips, pairs, repetitions: how each method's partial
+    qrels rank the runs against the pool's full qrels (:func:`irbandits.pooling.ranking.rank_runs`)."""
 
     curves: pd.DataFrame
     pools: pd.DataFrame
@@ -116,6 +120,7 @@ class Result:
     relevant_grade: float = 1
     per_topic: pd.DataFrame | None = None
     subset: str = ""
+    ranking: pd.DataFrame | None = None
 
     @property
     def levels(self) -> dict:
@@ -202,13 +207,24 @@ def run_study(
     runs_sample: int | None = None,
     one_per_team: bool = False,
     runs_seed: int = 0,
+    rank_measures=(),
+    rank_budgets=RANK_BUDGETS,
+    rank_repetitions: int = 10,
+    rank_split: str | None = "global",
 ) -> Result:
     """Every method of ``methods`` on the depth-k pools of the DL-2021 runs for each k of ``depths``
     (``topics``: only the first that many judged topics in topic order; ``judged_only``: only the judged
     documents, :func:`judged_documents`; ``runs_sample``, ``one_per_team``, ``runs_seed``: only the runs
     :func:`select_runs` draws), grade >= ``relevant_grade`` relevant, ``repetitions`` seeded repetitions
-    of each random method (paired across methods, :func:`simulate_pools`)."""
+    of each random method (paired across methods, :func:`simulate_pools`). With ``rank_measures`` (e.g.
+    :data:`RANK_MEASURES`; ten minutes on two busy cores at both depths) the runs are then scored with each
+    method's partial qrels after ``rank_budgets`` judgments per topic with each measure, the random
+    methods' first ``rank_repetitions`` repetitions, against the full qrels of the pool
+    (:func:`irbandits.pooling.ranking.rank_runs`), as the follow-up paper asks whether the bandits' cheaper
+    qrels still rank the systems right; with ``rank_split`` (a split of :mod:`irbandits.pooling.budget`) the
+    same budgets spent over all topics by that split too, as rows of split ``rank_split``."""
     from irbandits.io import read_qrels, read_runs
+    from irbandits.pooling.ranking import rank_runs
     from irbandits.pooling.simulate import found_at, simulate_pools
 
     data = Path(data)
@@ -219,7 +235,7 @@ def run_study(
         subset = (f"{len(names)} of the {runs.run.nunique()} runs" + (" (one per team)" if one_per_team else "")
                   + f" drawn with seed {runs_seed}")
         runs = runs[runs.run.isin(names)]
-    curves, stats, per_topic = [], [], []
+    curves, stats, per_topic, ranking = [], [], [], []
     for depth in depths:
         pools = topic_pools(runs, qrels, depth, topics, judged_only)
         relevance = {t: p.relevance(qrels, relevant_grade) for t, p in pools.items()}
@@ -242,14 +258,56 @@ def run_study(
         grid = list(range(1, sizes.max() + 1))
         at = claim_levels(depth, judged_only)
         for method in methods:  # one method at a time: the curves of 100 repetitions are large
-            sim = simulate_pools(pools, relevance, [method], repetitions=repetitions, seed=seed)
+            orders: dict | None = {} if rank_measures else None
+            sim = simulate_pools(pools, relevance, [method], repetitions=repetitions, seed=seed, orders=orders,
+                                 keep_orders=rank_repetitions)
+            if rank_measures:
+                scored = runs[runs.topic.isin(list(pools))]
+                ranking.append(rank_runs(pools, orders, scored, qrels, rank_measures, rank_budgets)
+                               .assign(depth=depth, split="per-topic"))
+                if rank_split:
+                    ranking.append(rank_runs(pools, orders, scored, qrels, rank_measures, rank_budgets,
+                                             allocate=_allocation(pools, relevance, rank_split, seed))
+                                   .assign(depth=depth, split=rank_split))
             mean = found_at(sim, grid).drop(columns="all").iloc[0].to_numpy()
             curves.append(pd.DataFrame(dict(depth=depth, method=method, judgments=grid, found=mean)))
             for topic, c in sim.groupby("topic", sort=True):
                 found = found_at(c, at).iloc[0, :-1].to_numpy()
                 per_topic.append(pd.DataFrame(dict(depth=depth, method=method, topic=topic, judgments=at, found=found)))
+    ranked = pd.concat(ranking, ignore_index=True) if ranking else None
+    if ranked is not None:
+        ranked = ranked[["depth", "split", *[c for c in ranked.columns if c not in ("depth", "split")]]]
     return Result(pd.concat(curves, ignore_index=True), pd.DataFrame(stats), repetitions, judged_only, relevant_grade,
-                  pd.concat(per_topic, ignore_index=True), subset)
+                  pd.concat(per_topic, ignore_index=True), subset, ranked)
+
+
+def _allocation(pools: dict, relevance: dict, split: str, seed: int):
+    """``allocate(method, budget, repetition)`` of :func:`~irbandits.pooling.ranking.rank_runs`: the judgments
+    per topic when ``budget`` times the topics are spent by ``split`` over all topics (the within-topic methods
+    seeded as the simulation seeds them, so their orders are the simulation's)."""
+    from irbandits.pooling.budget import walk_global
+
+    topics = sorted(pools)
+
+    def allocate(method: str, budget: int, repetition: int) -> dict[str, int]:
+        chosen, _ = walk_global(method, pools, relevance, budget=budget * len(topics), split=split, seed=seed,
+                                repetition=repetition)
+        return dict(zip(topics, np.bincount(chosen, minlength=len(topics)).tolist()))
+
+    return allocate
+
+
+def tau_table(result: Result, depth: int, measure: str, column: str = "tau") -> pd.DataFrame:
+    """Methods (rows; a split over topics other than per-topic as ``METHOD + SPLIT``) by judgments per topic
+    (columns): ``column`` (tau, tau_ap, flips) of ``measure`` at ``depth``."""
+    r = result.ranking
+    if r is None:
+        raise ValueError("the study ran without rank_measures")
+    r = r[(r.depth == depth) & (r.measure == measure)]
+    label = r.method.where(r.split == "per-topic", r.method + " + " + r.split)
+    r = r.assign(method=label)
+    wide = r.pivot(index="method", columns="budget", values=column)
+    return wide.loc[list(dict.fromkeys(r.method))]
 
 
 def paired(result: Result, depth: int) -> pd.DataFrame:
