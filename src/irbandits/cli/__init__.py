@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from irbandits.cli import clicks, evaluate, experiment_replay, judge, pool, reproduce, serve, simulate, sweep
+from irbandits.cli import clicks, evaluate, experiment_replay, judge, oltr, pool, reproduce, serve, simulate, sweep
 from irbandits.cli.common import print_error
 from irbandits.errors import IrbanditsError
 
@@ -45,6 +45,7 @@ app.add_typer(sweep.app, name="sweep")
 app.add_typer(sweep.app, name=sweep.OLD_NAME, hidden=True)  # the old name of `sweep`, for one release
 app.command("interleaving-report")(clicks.interleaving_report)
 app.add_typer(clicks.fit_app, name="clicks")
+app.command()(oltr.oltr)
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ Every study module has a ``run_study`` function; :data:`STUDIES` names them. Mod
 only when a study runs.
 
 >>> list_studies().name.tolist()
-['best-item-study', 'judging-study', 'judging-replay', 'hybrid-assessors', 'pruning-survival', 'winner-notions', 'pooling-losada', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'mergerucb-scaling', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving']
+['best-item-study', 'judging-study', 'judging-replay', 'hybrid-assessors', 'pruning-survival', 'winner-notions', 'pooling-losada', 'preference-measures', 'mergedts-large-scale', 'mergedts-cycles', 'mergedts-non-condorcet', 'mergedts-sensitivity', 'rucb-vs-savage', 'rcs-vs-rucb', 'mergerucb-scaling', 'ccb-copeland', 'multileaving', 'ab-vs-interleaving', 'oltr']
 """
 
 from __future__ import annotations
@@ -76,6 +76,8 @@ STUDIES = Registry("study", [
           "(UCB-Multileave, Self-Sparring) on NP2004, by online CTR@10 and NDCG@10", "multileaving", online=True),
     Study("ab-vs-interleaving", "Lecture slides: impressions an A/B test of absolute click metrics and an interleaving "
           "experiment need to find the better of two NP2004 rankers", "ab_vs_interleaving", online=True),
+    Study("oltr", "Issue 27: PDGD against DBGD and MGD under three click models, MGD as its candidates grow, DBGD "
+          "with candidate preselection, on NP2004 and the LightGBM sample", "oltr", online=True),
 ], plural="studies")
 
 
