@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import json
 import os
 import re
 import warnings
@@ -414,3 +415,27 @@ def write_parquet(table: pd.DataFrame, path: str | Path) -> None:
     part = path.with_name(path.name + ".part")
     table.to_parquet(part, index=False)
     os.replace(part, path)
+
+
+def write_state(state: dict, path: str | Path) -> Path:
+    """Write an object's saved state (``arrays``: name -> numpy array, ``rng``: its generator's words, the
+    rest plain JSON) as JSON, atomically: a crash never leaves half a file."""
+    s = dict(state)
+    s["arrays"] = {n: {"dtype": str(a.dtype), "data": a.tolist()} for n, a in state["arrays"].items()}
+    s["rng"] = [int(x) for x in state["rng"]]
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(s))
+    tmp.replace(path)
+    return path
+
+
+def read_state(path: str | Path, what: str) -> dict:
+    """A state :func:`write_state` wrote, its arrays back as numpy arrays; a file that is not one is an error
+    naming it (``what``: "algorithm", "learner")."""
+    try:
+        s = json.loads(Path(path).read_text())
+        s["arrays"] = {n: np.array(v["data"], dtype=v["dtype"]) for n, v in s["arrays"].items()}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IrbanditsError(f"{path}: not a saved {what} state ({exc})") from None
+    return s

@@ -29,7 +29,6 @@ kernels on the same arrays, so one seed gives one trajectory on both paths.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from irbandits.errors import IrbanditsError
+from irbandits.io import read_state, write_state
 from irbandits.params import Param, Registry, check_params, describe_params, split_name
 from irbandits.rng import new_rng
 
@@ -211,22 +211,11 @@ class DuelingAlgorithm:
 
     def save(self, path: str | Path) -> Path:
         """Write the state as JSON, atomically (a crash never leaves half a file)."""
-        s = self.state
-        s["arrays"] = {n: {"dtype": str(a.dtype), "data": a.tolist()} for n, a in s["arrays"].items()}
-        s["rng"] = [int(x) for x in s["rng"]]
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(s))
-        tmp.replace(path)
-        return path
+        return write_state(self.state, path)
 
     @classmethod
     def load(cls, path: str | Path) -> "DuelingAlgorithm":
-        try:
-            s = json.loads(Path(path).read_text())
-            s["arrays"] = {n: np.array(v["data"], dtype=v["dtype"]) for n, v in s["arrays"].items()}
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise IrbanditsError(f"{path}: not a saved algorithm state ({exc})") from None
+        s = read_state(path, "algorithm")
         if s.get("algorithm") not in REGISTRY:
             raise IrbanditsError(f"{path}: unknown algorithm {s.get('algorithm')!r}")
         return cls.from_state(s)
