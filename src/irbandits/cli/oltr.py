@@ -113,7 +113,7 @@ def oltr(
     for col, name, digits in (("offline_ndcg", "offline NDCG@10", 4), ("online_ndcg", "online performance", 1)):
         shown[f"{name} (mean ± SE)"] = [f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in
                                         zip(summary[f"{col}_mean"], summary[f"{col}_se"])]
-    about = f"{model.name} clicks, {T:,} impressions, {runs} runs"
+    about = f"{model.name} clicks, {T:,} impressions, {runs} run{'s' if runs != 1 else ''}"
     plot_learning(table, "offline_ndcg", out / "offline.png", f"offline NDCG@10 on the test set ({about}; ± 1 SE)")
     plot_learning(table, "online_ndcg", out / "online.png", f"online performance ({about}; ± 1 SE)")
     console.print(make_table(shown, f"after {T:,} impressions ({model.name} clicks)"), markup=False)
