@@ -439,3 +439,15 @@ def read_state(path: str | Path, what: str) -> dict:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise IrbanditsError(f"{path}: not a saved {what} state ({exc})") from None
     return s
+
+
+def restore_state(owner: str, names: Iterable[str], arrays: Iterable[np.ndarray], rng: np.ndarray,
+                  state: dict) -> None:
+    """Copy ``state``'s arrays (by name) and generator words into an object's own ``arrays`` and ``rng``;
+    a saved array of another shape is an error naming ``owner`` and the array."""
+    for name, arr in zip(names, arrays):
+        saved = np.asarray(state["arrays"][name], dtype=arr.dtype)
+        if saved.shape != arr.shape:
+            raise IrbanditsError(f"{owner}: state array {name} has shape {saved.shape}, expected {arr.shape}")
+        arr[...] = saved
+    rng[...] = np.asarray(state["rng"], dtype=np.uint64)

@@ -37,7 +37,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from irbandits.errors import IrbanditsError
-from irbandits.io import read_state, write_state
+from irbandits.io import read_state, restore_state, write_state
 from irbandits.params import Param, Registry, check_params, describe_params, split_name
 from irbandits.rng import new_rng
 
@@ -201,12 +201,7 @@ class DuelingAlgorithm:
         """Rebuild an object that continues exactly where ``state`` left off."""
         algo_cls = REGISTRY.get(state["algorithm"]) if state["algorithm"] in REGISTRY else cls
         obj = algo_cls(state["K"], seed=0, horizon=state["horizon"], **state["params"])
-        for name, arr in zip(obj._names, obj._st):
-            saved = np.asarray(state["arrays"][name], dtype=arr.dtype)
-            if saved.shape != arr.shape:
-                raise IrbanditsError(f"{obj.name}: state array {name} has shape {saved.shape}, expected {arr.shape}")
-            arr[...] = saved
-        obj._rng[...] = np.asarray(state["rng"], dtype=np.uint64)
+        restore_state(obj.name, obj._names, obj._st, obj._rng, state)
         return obj
 
     def save(self, path: str | Path) -> Path:

@@ -23,7 +23,7 @@ import numpy as np
 
 from irbandits.clicks.interleaving import CUTOFF, clicks_at
 from irbandits.errors import IrbanditsError
-from irbandits.io import read_state, write_state
+from irbandits.io import read_state, restore_state, write_state
 from irbandits.params import Param, Registry, check_params, describe_params, split_name
 from irbandits.rng import new_rng
 
@@ -148,12 +148,7 @@ class OnlineLearner:
         learner_cls = LEARNERS.get(state["algorithm"])
         obj = learner_cls(state["n_features"], seed=0, **state["params"])
         obj._prepare(int(state.get("documents", 1)))
-        for name, arr in zip(obj._names, obj._st):
-            saved = np.asarray(state["arrays"][name], dtype=arr.dtype)
-            if saved.shape != arr.shape:
-                raise IrbanditsError(f"{obj.name}: state array {name} has shape {saved.shape}, expected {arr.shape}")
-            arr[...] = saved
-        obj._rng[...] = np.asarray(state["rng"], dtype=np.uint64)
+        restore_state(obj.name, obj._names, obj._st, obj._rng, state)
         return obj
 
     def save(self, path: str | Path) -> Path:
