@@ -44,8 +44,8 @@ def test_runs_write_table_figures_and_resume_skips_finished_pairs(tmp_path):
     assert (out / "offline.png").stat().st_size > 0 and (out / "online.png").stat().st_size > 0
     assert "online performance (mean ± SE)" in again.stdout
 
-    # the same settings from scratch give the same numbers for the pairs that were not marked
-    whole = shell(*BASE, "-a", "DBGD", "-a", "PDGD", "--runs", "2", "--out", tmp_path / "whole")
+    # the same settings from scratch, in two worker processes, give the same numbers for the pairs not marked
+    whole = shell(*BASE, "-a", "DBGD", "-a", "PDGD", "--runs", "2", "--jobs", "2", "--out", tmp_path / "whole")
     assert whole.returncode == 0, whole.stderr
     ref = pd.read_parquet(tmp_path / "whole" / "results.parquet")
     pd.testing.assert_frame_equal(ref[ref.index.isin(fresh.index)], fresh)
