@@ -115,6 +115,35 @@ def test_save_and_resume_continue_the_same_way(spec, tmp_path):
     assert np.array_equal(learner.weights, resumed.weights)
 
 
+@pytest.mark.parametrize("spec", LEARNERS)
+def test_lists_in_flight_learn_as_if_shown_alone(spec):
+    """A list shown while others wait for their clicks learns what it would have learned alone: show()
+    keeps the list's scratch and learn() restores it (the service's open impressions)."""
+    from irbandits.oltr.simulation import make_learner
+
+    data, w = synthetic(seed=5)
+    model = ClickModel.named("perfect", data.grades)
+    warm = make_learner(spec, data.n_features, 3)
+    run_interactively(warm, data, new_rng(1), 50, model)   # a learner with weights and (CPS) a history
+    X, Y = data.features[:30], data.features[30:60]   # two queries
+    learned = False
+    for seed in range(10):
+        alone, busy = OnlineLearner.from_state(warm.state), OnlineLearner.from_state(warm.state)
+        first = alone.show(X, rng=new_rng(seed))
+        alone.learn(first, [0, 2])
+        kept = busy.show(X, rng=new_rng(seed))
+        for k in range(3):                                   # lists shown after it, still unanswered
+            busy.show(Y, rng=new_rng(100 + k))
+        busy.learn(kept, [0, 2])
+        assert kept.list == first.list
+        assert np.array_equal(alone.weights, busy.weights)
+        for name, a, b in zip(alone._names, alone._st, busy._st):   # and CPS's log of impressions
+            if name.startswith("hist") or name == "ring":
+                assert np.array_equal(a, b), name
+        learned |= bool(np.any(alone.weights != warm.weights))
+    assert learned
+
+
 # ----- PDGD: the gradient is unbiased ------------------------------------------------------------------
 def _cascade_outcomes(grades, model: ClickModel):
     """Every click pattern on a list with these grades under a cascade model, with its probability."""

@@ -8,14 +8,19 @@ and ``credit``) and two compiled kernels over its state::
     _rank(st, rng, X, shown, plug1, plug2) -> n     # the list to show for documents X: shown[:n]
     _update(st, rng, X, shown, n, clicks, plug1, plug2)   # learn from the clicks on that list
 
-``st[0]`` is float64[m, F] whose row 0 is the current ranker's weights. The interactive methods
-(:meth:`OnlineLearner.rank`, :meth:`OnlineLearner.update`) and the compiled simulation
-(:mod:`irbandits.oltr.simulation`) call the same kernels on the same arrays, so one seed gives one
-trajectory on both paths.
+``st[0]`` is float64[m, F] whose row 0 is the current ranker's weights. ``_rank`` changes only the
+arrays named in ``_scratch`` (the candidates, lists and probabilities of this list, which ``_update``
+reads) and draws from ``rng``; ``_update`` learns into the others. So several lists can wait for their
+clicks at once (a service's open impressions): :meth:`OnlineLearner.show` keeps a copy of the scratch
+with the list (:class:`Shown`) and :meth:`OnlineLearner.learn` puts it back before the update, which
+then steps from the weights of now. :meth:`OnlineLearner.rank` and :meth:`OnlineLearner.update` are
+that pair for one list at a time; they and the compiled simulation (:mod:`irbandits.oltr.simulation`)
+call the same kernels on the same arrays, so one seed gives one trajectory on both paths.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
@@ -35,6 +40,16 @@ DELTA = Param("delta", float, 1.0, "exploration step: candidates are w + delta u
 GAMMA = Param("gamma", float, 0.01, "learning rate: a winning candidate moves w by gamma u", lambda g: g > 0, "> 0")
 
 
+@dataclass
+class Shown:
+    """One list shown, waiting for its clicks: the query's documents, the list (indices of their rows)
+    and the learner's scratch arrays as the list's ``rank`` left them."""
+
+    X: np.ndarray
+    list: list[int]
+    scratch: tuple[np.ndarray, ...]
+
+
 class OnlineLearner:
     """Base class of the online learners to rank; see the module docstring."""
 
@@ -42,6 +57,7 @@ class OnlineLearner:
     description: ClassVar[str] = ""
     reference: ClassVar[str] = ""
     params: ClassVar[tuple[Param, ...]] = ()
+    _scratch: ClassVar[tuple[str, ...]] = ()   # the arrays ``_rank`` writes for ``_update`` to read
     _rank: ClassVar[Callable]
     _update: ClassVar[Callable]
 
@@ -72,10 +88,7 @@ class OnlineLearner:
         self._st = tuple(arrays.values())
         self._rng = new_rng(0 if seed is None else seed)
         self._length = int(self.param_values.get("length", CUTOFF))
-        self._shown = np.full(self._length, -1, np.int64)
-        self._clicks = np.zeros(self._length, np.bool_)
-        self._X: np.ndarray | None = None
-        self._n = 0
+        self._last: Shown | None = None   # the list rank() showed, until update()
         self._documents = 1   # the most documents a query had: learners that keep queries size by it
 
     def _prepare(self, documents: int) -> None:
@@ -98,9 +111,10 @@ class OnlineLearner:
         raise NotImplementedError
 
     # ----- the interactive loop ----------------------------------------------------------------
-    def rank(self, query_features) -> list[int]:
-        """The list to show for one query: indices of its documents (rows of ``query_features``,
-        float[n_docs, n_features]), best first, at most ``length`` of them."""
+    def show(self, query_features, rng: np.ndarray | None = None) -> Shown:
+        """The list to show for one query (rows of ``query_features``, float[n_docs, n_features]), with
+        what :meth:`learn` needs to learn from its clicks later; ``rng`` (a generator of
+        :func:`irbandits.rng.new_rng`) replaces the learner's own for this list."""
         X = np.ascontiguousarray(query_features, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features or X.shape[0] < 1:
             raise IrbanditsError(f"{self.name}: query_features must be a (documents, {self.n_features}) array, "
@@ -108,25 +122,43 @@ class OnlineLearner:
         if not np.isfinite(X).all():
             raise IrbanditsError(f"{self.name}: query_features hold NaN or infinite values")
         self._prepare(X.shape[0])
-        self._X = X
-        self._n = self._rank(self._st, self._rng, X, self._shown, *self._plugs)
-        return self._shown[:self._n].tolist()
+        shown = np.full(self._length, -1, np.int64)
+        n = self._rank(self._st, self._rng if rng is None else rng, X, shown, *self._plugs)
+        state = dict(zip(self._names, self._st))
+        return Shown(X, shown[:n].tolist(), tuple(state[name].copy() for name in self._scratch))
+
+    def learn(self, shown: Shown, clicks, rng: np.ndarray | None = None) -> "OnlineLearner":
+        """Learn from the clicks on list ``shown`` (from :meth:`show`; lists shown since do not matter):
+        0-based clicked positions, or booleans, one per shown result. Returns self."""
+        n = len(shown.list)
+        c = np.asarray(clicks) if not isinstance(clicks, np.ndarray) else clicks
+        flags = np.zeros(self._length, np.bool_)
+        if c.dtype == np.bool_:
+            if c.shape != (n,):
+                raise IrbanditsError(f"{self.name}: clicks: {c.size} flags for a shown list of {n}")
+            flags[:n] = c
+        else:
+            clicks_at(c.ravel().tolist(), n, flags[:n])
+        state = dict(zip(self._names, self._st))
+        for name, saved in zip(self._scratch, shown.scratch):
+            state[name][tuple(slice(0, s) for s in saved.shape)] = saved   # a state grown since keeps its shape
+        self._update(self._st, self._rng if rng is None else rng, shown.X, np.asarray(shown.list, np.int64), n,
+                     flags[:n], *self._plugs)
+        return self
+
+    def rank(self, query_features) -> list[int]:
+        """The list to show for one query: indices of its documents (rows of ``query_features``,
+        float[n_docs, n_features]), best first, at most ``length`` of them."""
+        self._last = self.show(query_features)
+        return list(self._last.list)
 
     def update(self, clicks) -> "OnlineLearner":
         """Learn from the clicks on the last list: 0-based clicked positions, or booleans, one per
         shown result. Returns self."""
-        if self._X is None:
+        if self._last is None:
             raise IrbanditsError(f"{self.name}: update() needs a rank() first (one update per list shown)")
-        n = self._n
-        c = np.asarray(clicks) if not isinstance(clicks, np.ndarray) else clicks
-        if c.dtype == np.bool_:
-            if c.shape != (n,):
-                raise IrbanditsError(f"{self.name}: clicks: {c.size} flags for a shown list of {n}")
-            self._clicks[:n] = c
-        else:
-            clicks_at(c.ravel().tolist(), n, self._clicks[:n])
-        self._update(self._st, self._rng, self._X, self._shown, n, self._clicks[:n], *self._plugs)
-        self._X = None
+        self.learn(self._last, clicks)
+        self._last = None
         return self
 
     @property

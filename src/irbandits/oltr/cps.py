@@ -135,14 +135,6 @@ def _rank(st, rng, X, shown, plug1, plug2):
     for r in range(2):
         for i in range(n):
             pos[r, full[r, i]] = i
-    h = ring[0]
-    hist_X[h, :n] = X
-    hist_n[h], hist_len[h] = n, k
-    hist_shown[h, :k] = shown[:k]
-    ra, rb = np.empty(k, np.int64), np.empty(k, np.int64)
-    for s in range(k):
-        ra[s], rb[s] = pos[0, shown[s]], pos[1, shown[s]]
-    hist_p[h] = list_probability(ra, rb, n, k, np.empty(k))
     return k
 
 
@@ -154,7 +146,14 @@ def _update(st, rng, X, shown, n, clicks, plug1, plug2):
     if marginalised_credit(full[0, :N], N, full[1, :N], N, shown, n, assign, prob, clicks) < 0:
         for f in range(W.shape[1]):
             W[0, f] += params[1] * U[chosen[0], f]
-    h = ring[0]
+    h = ring[0]   # log the impression: its documents, list, probability under the pair shown, clicks
+    hist_X[h, :N] = X
+    hist_n[h], hist_len[h] = N, n
+    hist_shown[h, :n] = shown[:n]
+    ra, rb = np.empty(n, np.int64), np.empty(n, np.int64)
+    for s in range(n):
+        ra[s], rb[s] = pos[0, shown[s]], pos[1, shown[s]]
+    hist_p[h] = list_probability(ra, rb, N, n, np.empty(n))
     hist_clicks[h, :] = False
     hist_clicks[h, :n] = clicks[:n]
     ring[0] = (h + 1) % hist_n.shape[0]
@@ -171,6 +170,7 @@ class CPS(OnlineLearner):
                     lambda n: n >= 1, ">= 1"),
               Param("history", int, 10, "logged impressions the tournament uses", lambda n: n >= 1, ">= 1"),
               DELTA, GAMMA, LENGTH)
+    _scratch = ("U", "chosen", "full", "pos", "assign", "prob")
     _rank = staticmethod(_rank)
     _update = staticmethod(_update)
 

@@ -67,6 +67,7 @@ class DBGD(OnlineLearner):
               Param("interleaving", str, "team-draft", "interleaving method comparing w and the candidate",
                     _interleaving, "an interleaving method"),
               LENGTH)
+    _scratch = ("u", "lists", "lens", "assign", "prob")
     _rank = staticmethod(_rank)
     _update = staticmethod(_update)
 

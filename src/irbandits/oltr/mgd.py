@@ -99,6 +99,7 @@ class MGD(OnlineLearner):
               Param("multileaving", str, "team-draft", "multileaving method of w and the candidates",
                     _multileaving, "a multileaving method"),
               LENGTH)
+    _scratch = ("U", "lists", "lens", "assign", "prob")
     _rank = staticmethod(_rank)
     _update = staticmethod(_update)
 

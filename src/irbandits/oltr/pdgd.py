@@ -135,6 +135,7 @@ class PDGD(OnlineLearner):
     reference = "Oosterhuis & de Rijke CIKM 2018, Algorithm 1"
     params = (Param("learning_rate", float, 0.1, "step size of the gradient ascent", lambda a: a > 0, "> 0"),
               LENGTH)
+    _scratch = ("sc", "lrest")
     _rank = staticmethod(_rank)
     _update = staticmethod(_update)
 
