@@ -200,11 +200,17 @@ class Client:
         return self._call("POST", f"/api/tasks/{task}/skip", json=body).json()
 
     # ----- online experiments --------------------------------------------------------------------
-    def create_experiment(self, name: str, rankers: list[str], algorithm: str, comparison: str = "team-draft",
-                          seed: int = 0, horizon: int | None = None) -> int:
-        body = dict(name=name, rankers=rankers, algorithm=algorithm, comparison=comparison, seed=seed)
-        if horizon is not None:
-            body["horizon"] = horizon
+    def create_experiment(self, name: str, rankers: list[str] | None = None, algorithm: str | None = None,
+                          comparison: str = "team-draft", seed: int = 0, horizon: int | None = None, *,
+                          learner: str | None = None, features: int | None = None) -> int:
+        """A new experiment: ``rankers`` compared by the dueling-bandit ``algorithm`` (what ``irbandits
+        simulate --algorithm`` takes), or an online ``learner`` to rank (what ``irbandits oltr -a`` takes)
+        over documents of ``features`` features. Returns its id."""
+        if learner is not None:
+            body = dict(name=name, learner=learner, features=features, seed=seed)
+        else:
+            body = _given(name=name, rankers=rankers, algorithm=algorithm, comparison=comparison, seed=seed,
+                          horizon=horizon)
         return self._call("POST", "/api/experiments", json=body).json()["id"]
 
     def experiments(self) -> list[dict]:
@@ -231,16 +237,21 @@ class Client:
         body = _given(revoked=revoked, token=token)
         return self._call("POST", f"/api/experiments/{eid}/clients/{client}", json=body).json()
 
-    def impression(self, eid: int) -> dict:
-        """``{"impression": IID, "rankers": [a, b]}``: which rankers to compare now."""
-        return self._call("POST", f"/api/experiments/{eid}/impressions", json={}).json()
+    def impression(self, eid: int, documents: list[str] | None = None, features=None) -> dict:
+        """``{"impression": IID, "rankers": [a, b]}``: which rankers to compare now. For a learner
+        experiment give the candidate ``documents`` and their ``features`` (a row of numbers each, a list
+        or an array): ``{"impression": IID, "list": [docno, ...]}``, the list to show."""
+        body = {} if documents is None else dict(documents=list(documents), features=[
+            [float(x) for x in row] for row in features])
+        return self._call("POST", f"/api/experiments/{eid}/impressions", json=body).json()
 
     def lists(self, iid: int, lists: dict[str, list[str]]) -> list[str]:
         """The combined list to show for the two rankers' lists."""
         return self._call("POST", f"/api/impressions/{iid}/lists", json={"lists": lists}).json()["list"]
 
     def clicks(self, iid: int, positions: list[int]) -> str | None:
-        """Report clicks (0-based positions of the shown list); the winning ranker or None."""
+        """Report clicks (0-based positions of the shown list); the winning ranker or None (always None for
+        a learner, which learns from them)."""
         return self._call("POST", f"/api/impressions/{iid}/clicks", json={"clicks": [int(p) for p in positions]}).json()["winner"]
 
     def vote(self, iid: int, winner: str) -> dict:

@@ -82,7 +82,7 @@ def test_every_allowed_move_is_made_and_every_other_gets_409_naming_both_states(
                     else f"experiment {eid} is {start}: it can move to {expected[start]}, not to {target}")
             assert service.admin("GET", f"/api/experiments/{eid}").json()["state"] == now[eid]
     listing = organiser(service).experiments()
-    assert all(e.keys() == {"id", "name", "state", "algorithm", "rankers"} for e in listing)
+    assert all(e.keys() == {"id", "name", "state", "algorithm", "rankers", "learner"} for e in listing)
     assert {e["id"]: e["state"] for e in listing} == now and len(now) == 9
 
 

@@ -67,7 +67,8 @@ def test_click_cycle_credits_the_clicked_team_and_state_counts(service):
     assert by_name[b]["wins"] == 1 and by_name[a]["wins"] == 0 and by_name[a]["comparisons"] == 1
     assert s["matrix"]["wins"][RANKERS.index(b)][RANKERS.index(a)] == 1
     assert [h["outcomes"] for h in s["history"]] == [1]
-    assert organiser(service).experiments() == [dict(id=eid, name="exp", state="running", algorithm="RUCB", rankers=4)]
+    assert organiser(service).experiments() == [dict(id=eid, name="exp", state="running", algorithm="RUCB", rankers=4,
+                                                     learner=False)]
 
 
 def test_the_service_drives_the_librarys_algorithm_with_the_simulations_seed(service):

@@ -36,8 +36,8 @@ def writer(tmp_path):
 
 
 def impression(log: LogWriter, owner, seq: int, then=None) -> asyncio.Future:
-    return log.submit(owner, log.new_impression, dict(experiment_id=owner.id, seq=seq, c=0, d=1, issued_at=0.0,
-                                                      expires_at=1.0), then)
+    return log.submit(owner, log.new_impression, dict(experiment_id=owner.id, seq=seq, c=0, d=1, shown=None,
+                                                      issued_at=0.0, expires_at=1.0), then)
 
 
 def held(log: LogWriter, fail: bool = False):

@@ -17,13 +17,14 @@ answer what the dispatcher passes on: another method, an id that is not a plain 
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import re
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Request, Response
-from pydantic import Field, StrictBool, StrictInt, model_validator
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, model_validator
 
 from irbandits.errors import Unauthorized
 from irbandits.service.auth import bearer_token, require_admin
@@ -36,9 +37,13 @@ admin = [Depends(require_admin)]
 
 
 class ExperimentIn(Strict):
+    """Rankers and the algorithm that compares them, or a learner (``irbandits oltr -a``) and its features."""
+
     name: str = Field(min_length=1, max_length=200)
-    rankers: list[Annotated[str, Field(max_length=200)]] = Field(max_length=1000)
-    algorithm: str = Field(min_length=1, max_length=200)
+    rankers: list[Annotated[str, Field(max_length=200)]] = Field([], max_length=1000)
+    algorithm: str | None = Field(None, min_length=1, max_length=200)
+    learner: str | None = Field(None, min_length=1, max_length=200)
+    features: StrictInt | None = None
     comparison: str = Field("team-draft", max_length=40)
     length: StrictInt = Field(10, ge=1, le=1000)
     seed: StrictInt = Field(0, ge=0, le=MAX_SEED)
@@ -66,6 +71,13 @@ class ClientChange(Strict):
         if (self.revoked is None) == (self.token is None):
             raise ValueError('give either "revoked" or "token": "new"')
         return self
+
+
+class QueryIn(Strict):
+    """A learner experiment's impression: the candidate documents and their features, a row each."""
+
+    documents: list[Annotated[str, Field(max_length=200)]]
+    features: list[list[StrictFloat]]
 
 
 class ListsIn(Strict):
@@ -112,8 +124,8 @@ def create_experiment(body: ExperimentIn, request: Request) -> dict:
 
 @router.get("/experiments", dependencies=admin)
 def list_experiments(request: Request) -> list[dict]:
-    return [dict(id=e.id, name=e.name, state=e.lifecycle, algorithm=e.algorithm, rankers=len(e.rankers))
-            for e in experiments(request).experiments.values()]
+    return [dict(id=e.id, name=e.name, state=e.lifecycle, algorithm=e.algorithm, rankers=len(e.rankers),
+                 learner=e.learns) for e in experiments(request).experiments.values()]
 
 
 @router.post("/experiments/{eid}", dependencies=admin)
@@ -155,8 +167,12 @@ def experiment_state(eid: int, request: Request, who: int | None = Depends(calle
 
 
 async def post_impression(state, eid: int, authorization: str, body: bytes) -> tuple[int, bytes]:
-    reg = state.experiments
-    imp, names = await reg.get(eid, allowed(state, authorization)).impression()
+    runtime = state.experiments.get(eid, allowed(state, authorization))
+    if runtime.learns:
+        query = await asyncio.to_thread(parsed, QueryIn, body)   # features of up to 1,000 documents: off the loop
+        imp, docnos = await runtime.rank(query.documents, query.features)
+        return 201, encoded({"impression": imp.id, "list": docnos})
+    imp, names = await runtime.impression()
     return 201, encoded({"impression": imp.id, "rankers": names})
 
 
@@ -169,7 +185,10 @@ async def post_lists(state, iid: int, authorization: str, body: bytes) -> tuple[
 async def post_clicks(state, iid: int, authorization: str, body: bytes) -> tuple[int, bytes]:
     who = allowed(state, authorization)
     positions = parsed(ClicksIn, body).clicks
-    return 200, encoded({"winner": await state.experiments.of_impression(iid, who).clicks(iid, positions)})
+    runtime = state.experiments.of_impression(iid, who)
+    if runtime.learns:
+        return 200, encoded({"winner": None, "updated": await runtime.clicks(iid, positions)})
+    return 200, encoded({"winner": await runtime.clicks(iid, positions)})
 
 
 async def post_vote(state, iid: int, authorization: str, body: bytes) -> tuple[int, bytes]:

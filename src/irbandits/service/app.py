@@ -84,5 +84,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=pages.STATIC), name="static")
     # a front end's experiment calls skip FastAPI's routing; the guard stands before everything
     app.add_middleware(HotRoutes, routes=api_experiments.HOT)
-    app.add_middleware(Guard, limit=settings.max_body_bytes, upload_limit=settings.max_upload_bytes)
+    app.add_middleware(Guard, limit=settings.max_body_bytes, upload_limit=settings.max_upload_bytes,
+                       impression_limit=settings.max_impression_bytes)
     return app

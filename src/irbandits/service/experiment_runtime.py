@@ -87,12 +87,20 @@ def make_algorithm(fields: dict[str, Any]) -> DuelingAlgorithm:
 
 
 def check_experiment(body: dict[str, Any]) -> dict[str, Any]:
-    """Validate a ``POST /api/experiments`` body; returns the experiment row's fields.
+    """Validate a ``POST /api/experiments`` body; returns the experiment row's fields. A body with a
+    ``learner`` is a learner experiment's (:func:`irbandits.service.learner_runtime.check_learner`).
 
     Raises :class:`IrbanditsError` with one message naming the field and the problem.
     """
+    if body.get("learner") is not None:
+        from irbandits.service.learner_runtime import check_learner  # that module builds on this one
+
+        return check_learner(body)
     check_text(body, "experiment")
-    rankers = body["rankers"]
+    rankers = body.get("rankers") or []
+    if not body.get("algorithm"):
+        raise IrbanditsError("algorithm: give the dueling-bandit algorithm that picks the rankers to compare "
+                             "(or a learner and features instead of rankers)")
     if len(rankers) < 2 or len(set(rankers)) != len(rankers) or any(not r for r in rankers):
         raise IrbanditsError(f"rankers: give at least 2 different non-empty names, got {rankers!r}")
     if body["comparison"] not in COMPARISONS:
@@ -197,6 +205,8 @@ def restored_interleaving(method: str, stored: dict[str, Any]) -> Interleaved:
 class ExperimentRuntime:
     """One experiment in memory: the algorithm, its open impressions, counts and history."""
 
+    learns = False   # a :class:`irbandits.service.learner_runtime.LearnerRuntime` holds a learner instead
+
     def __init__(self, row: ExperimentRow, settings: Settings, engine: Engine, log: LogWriter,
                  owner: dict[int, int]):
         self.id, self.name, self.rankers = row.id, row.name, list(row.rankers)
@@ -207,7 +217,11 @@ class ExperimentRuntime:
         self.lock = threading.Lock()
         self.stale = False   # a write failed after memory moved on: rebuild before the next call (set by the log)
         self._reset()
-        self.algo.clone().select()   # loads (or compiles) the kernels now, not during the first impression
+        self._warm()
+
+    def _warm(self) -> None:
+        """Load (or compile) the kernels now, not during the first impression."""
+        self.algo.clone().select()
 
     def _reset(self) -> None:
         """The state before any impression."""
@@ -299,7 +313,7 @@ class ExperimentRuntime:
             self._expire(now)
             c, d, seq = self._select()
             expires = now + self.settings.lease_seconds
-            params = dict(experiment_id=self.id, seq=seq, c=c, d=d, issued_at=now, expires_at=expires)
+            params = dict(experiment_id=self.id, seq=seq, c=c, d=d, shown=None, issued_at=now, expires_at=expires)
             committed = self.log.submit(self, self.log.new_impression, params,
                                         then=lambda row: self._opened(Open(row[0], seq, c, d, expires)))
         return await committed, [self.rankers[c], self.rankers[d]]
@@ -393,7 +407,7 @@ class ExperimentRuntime:
             winner = None if credit == 0 else self.rankers[imp.c if credit > 0 else imp.d]
             committed = self.log.submit(self, self.log.new_outcome,
                                         dict(experiment_id=self.id, impression_id=iid, seq=self.seq + 1, kind=kind,
-                                             winner=winner, credit=credit, c_won=c_won, created_at=now),
+                                             winner=winner, credit=credit, c_won=c_won, clicks=None, created_at=now),
                                         then=lambda _: self.deciding.discard(iid))
             del self.open[iid]
             self.deciding.add(iid)
@@ -462,7 +476,7 @@ class Experiments:
         self = cls(sessions, settings)
         with sessions() as session:
             for row in session.scalars(select(ExperimentRow).order_by(ExperimentRow.id)):
-                runtime = ExperimentRuntime(row, settings, self.engine, self.log, self.owner)
+                runtime = self._runtime(row)
                 self.experiments[row.id] = runtime
                 runtime.rebuild()
                 self.owner.update((iid, row.id) for iid in runtime.open)
@@ -476,9 +490,16 @@ class Experiments:
             row = ExperimentRow(created_at=self.settings.clock(), **fields)
             session.add(row)
             session.commit()
-            runtime = ExperimentRuntime(row, self.settings, self.engine, self.log, self.owner)
+            runtime = self._runtime(row)
             self.experiments[row.id] = runtime
         return runtime
+
+    def _runtime(self, row: ExperimentRow) -> ExperimentRuntime:
+        """The runtime of a stored experiment: a learner's when it has ``features``."""
+        from irbandits.service.learner_runtime import LearnerRuntime
+
+        return (LearnerRuntime if row.features else ExperimentRuntime)(row, self.settings, self.engine, self.log,
+                                                                        self.owner)
 
     def get(self, eid: int, allowed: int | None = None) -> ExperimentRuntime:
         """Experiment ``eid``; 404 when there is none or the caller's token is for another one."""

@@ -7,8 +7,9 @@ Before a byte of the body is read:
   the route. An organiser page's POST needs a valid session, else 303 to the login; the login form
   answers 429 while its client backs off after failed logins (:class:`LoginBackoff`);
 - the route's body limit: the organiser's campaign uploads (``POST /api/campaigns``, the creation
-  form) take ``max_upload_bytes``, every other route ``max_body_bytes`` (an answer, an impression
-  call, a vote are a few hundred bytes); over it: 413, by Content-Length at once or by the bytes
+  form) take ``max_upload_bytes``, an experiment's impressions ``max_impression_bytes`` (a learner's
+  candidate documents come with their features), every other route ``max_body_bytes`` (an answer, a
+  list, a vote are a few hundred bytes); over it: 413, by Content-Length at once or by the bytes
   streamed. The body is then read once and replayed to the app.
 
 On every answer: the security headers (:data:`SECURITY_HEADERS`; HSTS when the request came over
@@ -44,7 +45,8 @@ SECURITY_HEADERS = {
 HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
 HSTS = (b"strict-transport-security", b"max-age=31536000")
 JSON = (b"content-type", b"application/json")
-UPLOADS = ("/api/campaigns", "/admin/campaigns")   # POST: the only routes that take large bodies
+UPLOADS = ("/api/campaigns", "/admin/campaigns")   # POST: the only routes that take large bodies ...
+IMPRESSIONS = re.compile(r"/api/experiments/[0-9]+/impressions")   # ... but a learner's impressions
 _TOKENISH = re.compile(r"[A-Za-z0-9_-]{20,}")
 
 
@@ -186,8 +188,16 @@ class Guard:
     """ASGI middleware, outermost: credentials and body limits before any work, then headers and the log
     line on every answer (see the module)."""
 
-    def __init__(self, app, limit: int, upload_limit: int):
-        self.app, self.limit, self.upload_limit = app, limit, upload_limit
+    def __init__(self, app, limit: int, upload_limit: int, impression_limit: int):
+        self.app, self.limit, self.upload_limit, self.impression_limit = app, limit, upload_limit, impression_limit
+
+    def _limit(self, scope) -> int:
+        """The body limit of the request's route (see the module)."""
+        if scope["method"] != "POST":
+            return self.limit
+        if scope["path"] in UPLOADS:
+            return self.upload_limit
+        return self.impression_limit if IMPRESSIONS.fullmatch(scope["path"]) else self.limit
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -206,7 +216,7 @@ class Guard:
             refusal = self._refusal(scope)
             if refusal is not None:
                 return await json_answer(sending, *refusal)
-            limit = self.upload_limit if scope["method"] == "POST" and scope["path"] in UPLOADS else self.limit
+            limit = self._limit(scope)
             body = await read_body(scope, receive, limit)
             if body is None:
                 return await json_answer(sending, 413, too_large(limit))

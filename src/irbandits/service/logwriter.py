@@ -45,8 +45,8 @@ from irbandits.service.models import Impression, Outcome
 IDLE_SECONDS = 1.0          # the writer thread ends after this long without work (the next write starts one)
 GROUPS_REMEMBERED = 16      # a group waits to be as large as the largest of the last ones ...
 MAX_LINGER_SECONDS = 0.01   # ... for at most the last commit's time, and never longer than this
-_IMPRESSION_FIELDS = ("experiment_id", "seq", "c", "d", "issued_at", "expires_at")
-_OUTCOME_FIELDS = ("experiment_id", "impression_id", "seq", "kind", "winner", "credit", "c_won", "created_at")
+_IMPRESSION_FIELDS = ("experiment_id", "seq", "c", "d", "shown", "issued_at", "expires_at")
+_OUTCOME_FIELDS = ("experiment_id", "impression_id", "seq", "kind", "winner", "credit", "c_won", "clicks", "created_at")
 
 Statement = tuple[str, "tuple[str, ...] | None"]   # SQL and the order of its "?" parameters (SQLite)
 

@@ -114,7 +114,9 @@ class Judgment(Base):
 
 
 class ExperimentRow(Base):
-    """An online experiment: K named rankers, the dueling-bandit algorithm and the comparison method."""
+    """An online experiment: K named rankers, the dueling-bandit algorithm and the comparison method; or,
+    with ``features``, an online learner to rank (``algorithm`` as ``irbandits oltr -a`` takes it, no
+    rankers, comparison "")."""
 
     __tablename__ = "experiments"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -126,6 +128,7 @@ class ExperimentRow(Base):
     horizon: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     created_at: Mapped[float] = mapped_column(Float)
     state: Mapped[str] = mapped_column(String(10), default="running", server_default="running")  # running, paused, stopped
+    features: Mapped[int | None] = mapped_column(Integer, nullable=True)   # a learner's (then no rankers)
 
 
 class ExperimentClient(Base):
@@ -142,7 +145,8 @@ class ExperimentClient(Base):
 
 class Impression(Base):
     """One ``select()`` of the algorithm: the arms (c, d) it chose, in the order ``seq`` of the
-    experiment's select / update calls, and the interleaved list once the front end sent the lists."""
+    experiment's select / update calls, and the interleaved list once the front end sent the lists. A
+    learner's: c = d = 0, and ``shown`` holds the documents, their features and the list it showed."""
 
     __tablename__ = "impressions"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -157,7 +161,8 @@ class Impression(Base):
 
 
 class Outcome(Base):
-    """One applied outcome (``update(c, d, c_won)``), append-only; one per impression."""
+    """One applied outcome (``update(c, d, c_won)``, or a learner's update from ``clicks``), append-only;
+    one per impression."""
 
     __tablename__ = "outcomes"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -168,4 +173,5 @@ class Outcome(Base):
     winner: Mapped[str | None] = mapped_column(String(200), nullable=True)  # a, b, or None for a tie
     credit: Mapped[float] = mapped_column(Float)              # in [-1, 1]; > 0: a won
     c_won: Mapped[bool] = mapped_column(Boolean)              # what the algorithm was told
+    clicks: Mapped[list[int] | None] = mapped_column(JSON, nullable=True)   # a learner's: the clicked positions
     created_at: Mapped[float] = mapped_column(Float)

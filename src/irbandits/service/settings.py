@@ -22,6 +22,10 @@ class Settings:
         How long a task stays leased to the assessor it was given to before it may be re-issued.
     max_body_bytes
         Request bodies over this size get 413, on every route but the organiser's campaign uploads.
+    max_impression_bytes
+        The limit of an experiment's impressions (``POST /api/experiments/{EID}/impressions``), whose
+        body holds a learner's candidate documents and their features (about 1,000 documents of 64
+        features fit in the default).
     max_upload_bytes
         The limit of the campaign uploads (``POST /api/campaigns``, the creation form), after the
         organiser's token or session was checked (``irbandits serve --max-upload``).
@@ -49,6 +53,7 @@ class Settings:
     lease_seconds: float = 600.0
     max_body_bytes: int = 64 * 1024
     max_upload_bytes: int = 64 * 1024 * 1024
+    max_impression_bytes: int = 4 * 1024 * 1024
     admin_token: str | None = None
     session_secret: str | None = field(default=None, repr=False)
     secrets_file: str | None = None
