@@ -93,7 +93,7 @@ def test_organiser_creates_an_experiment_issues_a_token_and_pauses_resumes_and_s
     expect(page.locator("#lifecycle button")).to_have_text(["Pause", "Stop"])
     expect(page.locator(".topbar [aria-current=page]")).to_have_text("Experiments")
     assert site.api.get("/api/experiments").json() == [dict(id=1, name="ranker arena", state="running",
-                                                            algorithm="RUCB", rankers=4)]
+                                                            algorithm="RUCB", rankers=4, learner=False)]
 
     page.fill("#client-name", "search-frontend-eu")
     page.click("text=Add and show token")

@@ -1,10 +1,11 @@
 """The organiser's experiment pages: ``/admin/experiments`` (the experiments with their states, and the
-creation form) and one experiment's dashboard (its state with the Pause, Resume and Stop buttons, the
-Bradley-Terry leaderboard, the per-pair matrix, the recommendation and whether it is settled, live
-plots of cumulative outcomes and of the recommendation over time, and the front ends' client tokens:
-add, revoke, restore, re-issue), on the session of :mod:`irbandits.service.websession` like the
-campaign pages. They call the experiments registry (:class:`irbandits.service.experiment_runtime.Experiments`)
-and its checks as the JSON routes do."""
+creation form, of rankers or of a learner) and one experiment's dashboard (its state with the Pause, Resume
+and Stop buttons; for rankers the Bradley-Terry leaderboard, the per-pair matrix, the recommendation and
+whether it is settled, live plots of cumulative outcomes and of the recommendation over time; for a learner
+its clicks and weight updates, the current ranker's weights, live plots of cumulative outcomes and of the
+clicks per impression; and the front ends' client tokens: add, revoke, restore, re-issue), on the session
+of :mod:`irbandits.service.websession` like the campaign pages. They call the experiments registry
+(:class:`irbandits.service.experiment_runtime.Experiments`) and its checks as the JSON routes do."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from irbandits.dueling.base import REGISTRY
 from irbandits.errors import IrbanditsError
+from irbandits.oltr import LEARNERS
 from irbandits.service.api_experiments import ExperimentIn
 from irbandits.service.experiment_runtime import COMPARISONS, MOVES, check_experiment
 from irbandits.service.guard import refusal, validation_message
@@ -27,11 +29,19 @@ from irbandits.service.validation import check_text
 from irbandits.service.websession import check_csrf, csrf_token, form_name, require_session
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
-FIELDS = ("name", "rankers", "algorithm", "comparison", "length", "seed", "horizon")   # the creation form's
-WHOLE = ("length", "seed", "horizon")   # the form's whole-number fields; empty: the API's default
+# the creation form's fields; ``kind``: what the experiment tests, each kind reading the fields KINDS names
+FIELDS = ("name", "kind", "rankers", "algorithm", "comparison", "length", "seed", "horizon", "learner", "features")
+KINDS = {"rankers": ("rankers", "algorithm", "comparison", "length", "seed", "horizon"),
+         "learner": ("learner", "features", "seed")}
+WHOLE = ("length", "seed", "horizon", "features")   # the form's whole-number fields; empty: the API's default
 # what the algorithm field suggests: each registered algorithm, and NAME:SETTING for its named settings
 ALGORITHMS = [(spec, cls.description) for name, cls in REGISTRY.items()
               for spec in (name, *(f"{name}:{setting}" for setting in cls.settings))]
+# what the learner field suggests: each registered learner, and NAME:PARAM=DEFAULT for its first parameter
+LEARNER_SPECS = [spec for name, cls in LEARNERS.items()
+                 for spec in ((name, cls.description),
+                              *((f"{name}:{p.name}={p.default}", f"{p.name}: {p.description} (default {p.default})")
+                                for p in cls.params[:1]))]
 
 
 def _list_page(request: Request, nonce: str, values: dict[str, str], error: str = "",
@@ -41,22 +51,31 @@ def _list_page(request: Request, nonce: str, values: dict[str, str], error: str 
     named = re.match(r"[a-z]+", error)
     return render("admin_experiments.html", status_code, csrf=csrf_token(request, nonce), experiments=rows,
                   values=values, error=error, invalid=named and named.group(), algorithms=ALGORITHMS,
-                  comparisons=COMPARISONS)
+                  learners=LEARNER_SPECS, comparisons=COMPARISONS)
 
 
 @router.get("/experiments", response_class=HTMLResponse)
 def experiment_list(request: Request, nonce: str = Depends(require_session)) -> HTMLResponse:
-    return _list_page(request, nonce, {"comparison": "team-draft"})
+    return _list_page(request, nonce, {"kind": "rankers", "comparison": "team-draft"})
 
 
 def form_body(values: dict[str, str]) -> dict[str, Any]:
     """The creation form's fields as a ``POST /api/experiments`` body, validated as that route validates
-    it (:class:`~irbandits.service.api_experiments.ExperimentIn`); the rankers are one a line or
-    separated by commas. A bad field: :class:`IrbanditsError` naming it."""
-    rankers = [r.strip() for r in re.split(r"[,\n]", values.get("rankers", "")) if r.strip()]
-    body: dict[str, Any] = dict(name=values.get("name", "").strip(), rankers=rankers,
-                                algorithm=values.get("algorithm", ""), comparison=values.get("comparison", ""))
-    for field in WHOLE:
+    it (:class:`~irbandits.service.api_experiments.ExperimentIn`). ``kind`` (default ``rankers``) says what
+    the experiment tests; the fields of the other kind are ignored. The rankers are one a line or separated
+    by commas. A bad field: :class:`IrbanditsError` naming it."""
+    kind = values.get("kind", "rankers")
+    if kind not in KINDS:
+        raise IrbanditsError(f"kind: give one of {', '.join(KINDS)}, got {kind!r}")
+    body: dict[str, Any] = dict(name=values.get("name", "").strip())
+    if kind == "learner":
+        body["learner"] = values.get("learner", "").strip()
+        if not body["learner"]:
+            raise IrbanditsError("learner: give the online learner, e.g. PDGD or MGD:n=9")
+    else:
+        body.update(rankers=[r.strip() for r in re.split(r"[,\n]", values.get("rankers", "")) if r.strip()],
+                    algorithm=values.get("algorithm", ""), comparison=values.get("comparison", ""))
+    for field in (f for f in WHOLE if f in KINDS[kind]):
         text = values.get(field, "").strip()
         if text:
             try:
@@ -88,10 +107,12 @@ async def create_experiment(request: Request, nonce: str = Depends(require_sessi
 def _page(request: Request, eid: int, nonce: str, new_token: dict | None = None, status_code: int = 200,
           state_error: str = "") -> HTMLResponse:
     registry = request.app.state.experiments
-    state = registry.get(eid).state()
+    runtime = registry.get(eid)
+    state = runtime.state()
     clients = [c | dict(created=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(c["created_at"])))
                for c in registry.client_list(eid)]
-    return render("admin_experiment.html", status_code, csrf=csrf_token(request, nonce), s=state, clients=clients,
+    template = "admin_learner.html" if runtime.learns else "admin_experiment.html"
+    return render(template, status_code, csrf=csrf_token(request, nonce), s=state, clients=clients,
                   new_token=new_token, moves=MOVES[state["state"]], state_error=state_error)
 
 

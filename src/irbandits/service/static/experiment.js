@@ -1,5 +1,6 @@
-// An experiment's dashboard: state, numbers, leaderboard, matrix and the two plots, refreshed every 5 seconds
-// from /admin/experiments/EID/state.json. Texts are set with textContent.
+// An experiment's dashboard, refreshed every 5 seconds from /admin/experiments/EID/state.json: state, numbers
+// and two plots; for rankers the leaderboard and matrix, for a learner (a state with weights) the ranker's
+// weights. Texts are set with textContent.
 "use strict";
 (() => {
   const SVG = "http://www.w3.org/2000/svg";
@@ -56,6 +57,17 @@
     svg.append(el("text", { x: W - R, y: H - 6, "text-anchor": "end" }, String(n)));
   }
 
+  function plotClicks(history) {
+    const svg = document.getElementById("clicks-plot");
+    svg.replaceChildren();
+    if (!history.length) return;
+    const n = history[history.length - 1].outcomes, top = Math.max(...history.map((h) => h.clicks)) || 1;
+    const x = (v) => L + (W - L - R) * v / Math.max(n, 1), y = (c) => H - B - (H - B - T) * c / top;
+    const d = history.map((h, i) => `${i ? "L" : "M"}${x(h.outcomes).toFixed(1)},${y(h.clicks).toFixed(1)}`).join(" ");
+    svg.append(el("path", { class: "line", d }));
+    axes(svg, top.toFixed(2), "0", "outcome 1", String(n));
+  }
+
   function fill(tbody, rows) {
     tbody.replaceChildren(...rows.map((cells) => {
       const tr = document.createElement("tr");
@@ -69,12 +81,35 @@
     }));
   }
 
+  function weightRows(weights) {   // admin_learner.html's table: feature, weight, a bar scaled to the largest |weight|
+    const tbody = document.querySelector("#weights tbody"), top = Math.max(...weights.map(Math.abs)) || 1;
+    fill(tbody, weights.map((w, i) => [[String(i), "num"], [w.toFixed(3), "num"]]));
+    Array.from(tbody.rows).forEach((tr, i) => {
+      const v = weights[i] / top, td = document.createElement("td"), svg = el("svg", {
+        class: "weight-bar", viewBox: "-1 0 2 1", preserveAspectRatio: "none", "aria-hidden": "true" });
+      svg.append(el("rect", { class: v < 0 ? "neg" : "pos", x: Math.min(v, 0), y: 0.15, width: Math.abs(v), height: 0.7 }),
+                 el("line", { x1: 0, y1: 0, x2: 0, y2: 1 }));
+      td.className = "bar-cell";
+      td.append(svg);
+      tr.append(td);
+    });
+  }
+
   function show(s) {
     const state = document.getElementById("state");
     state.textContent = s.state;
     state.className = "tag state-tag " + s.state;
-    document.getElementById("recommended").textContent = s.recommended.replace(/[\u202A-\u202E\u2066-\u2069]/g, "");
     ["outcomes", "impressions", "expired", "open"].forEach((k) => { document.getElementById(k).textContent = s[k]; });
+    plotOutcomes(s.history);
+    if (s.weights) {
+      const cpi = s.clicks_per_impression;
+      document.getElementById("clicks-per-impression").textContent = cpi === null ? "–" : cpi.toFixed(2);
+      ["clicks", "updates"].forEach((k) => { document.getElementById(k).textContent = s[k]; });
+      plotClicks(s.history);
+      weightRows(s.weights);
+      return;
+    }
+    document.getElementById("recommended").textContent = s.recommended.replace(/[\u202A-\u202E\u2066-\u2069]/g, "");
     document.getElementById("arms-left").textContent = s.arms_left;
     const settled = document.getElementById("settled");
     settled.textContent = s.settled ? "settled" : "not settled";
@@ -85,7 +120,6 @@
     const names = s.rankers.map((r) => r.name);
     fill(document.querySelector("#matrix tbody"), names.map((name, i) => [[name, "", "th"]].concat(names.map((_, j) =>
       [i === j ? "–" : `${s.matrix.wins[i][j]} / ${s.matrix.comparisons[i][j]}`, "num"]))));
-    plotOutcomes(s.history);
     plotRecommended(s.history, names);
   }
 
