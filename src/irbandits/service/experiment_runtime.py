@@ -302,15 +302,21 @@ class ExperimentRuntime:
             del self.open[first.id]
             self.expired += 1
 
+    def _opening(self) -> float:
+        """Under the lock, before a new impression: 409 unless the experiment is running, a rebuild when
+        stale, expiry; the time now."""
+        if self.lifecycle != "running":
+            raise Conflict(f"experiment {self.id} is {self.lifecycle}")
+        self._ready()
+        now = self.settings.clock()
+        self._expire(now)
+        return now
+
     async def impression(self) -> tuple[Open, list[str]]:
         """A new impression: ``select()`` under the lock, committed before it is returned; 409 unless the
         experiment is running."""
         with self.lock:
-            if self.lifecycle != "running":
-                raise Conflict(f"experiment {self.id} is {self.lifecycle}")
-            self._ready()
-            now = self.settings.clock()
-            self._expire(now)
+            now = self._opening()
             c, d, seq = self._select()
             expires = now + self.settings.lease_seconds
             params = dict(experiment_id=self.id, seq=seq, c=c, d=d, shown=None, issued_at=now, expires_at=expires)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import select
 
-from irbandits.errors import Conflict, IrbanditsError
+from irbandits.errors import IrbanditsError
 from irbandits.oltr.base import OnlineLearner, Shown, parse_learner
 from irbandits.service.experiment_runtime import (
     _COIN,
@@ -197,11 +197,7 @@ class LearnerRuntime(ExperimentRuntime):
         X = query_features(documents, features, self.features)
         packed = base64.b64encode(X.tobytes()).decode()   # exact, and far quicker to write and read than JSON numbers
         with self.lock:
-            if self.lifecycle != "running":
-                raise Conflict(f"experiment {self.id} is {self.lifecycle}")
-            self._ready()
-            now = self.settings.clock()
-            self._expire(now)
+            now = self._opening()
             shown = self._show(X)
             seq, expires = self.seq, now + self.settings.lease_seconds
             stored = json.dumps(dict(documents=documents, features=packed, list=shown.list))
