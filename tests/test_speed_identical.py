@@ -228,7 +228,9 @@ def test_regret_is_what_the_code_before_recorded(key):
     cls = {a.name: a for a, _ in ALGORITHMS}[name]
     P = _problem(problem)
     r = run_one(cls(P.K, seed=1, horizon=30_000), P, 30_000, seed=101)
-    assert r.regret[-1] == RECORDED[key]
+    # the same duels give the same sum up to the last bit or so (summation order may differ between
+    # builds); one different duel would move it by about 1e-3
+    assert r.regret[-1] == pytest.approx(RECORDED[key], rel=1e-13, abs=0)
 
 
 def test_multi_dueling_draws_what_it_drew_before():

@@ -44,6 +44,16 @@ def work(site: Live, cid: int, tokens: list[str], until, seconds: float = 120) -
         assert r.status_code == 200, r.text
 
 
+def recorded(site: Live, cid: int, stub: Stub, seconds: float = 60) -> dict:
+    """The automatic assessor's state once every call the stub took is stored with its cost (in a paused
+    campaign, which starts no new call)."""
+    deadline = time.monotonic() + seconds
+    while (h := automatic(site, cid))["usage"]["calls"] != len(stub.log) or stub.in_flight:
+        assert time.monotonic() < deadline, f"{len(stub.log)} calls, {h['usage']['calls']} stored after {seconds} s"
+        time.sleep(0.05)
+    return h
+
+
 def dashboard(site: Live, page, cid: int) -> None:
     page.goto(site.url + "/admin")
     page.fill("#token", ADMIN)
@@ -78,7 +88,8 @@ def test_the_dashboard_shows_an_llm_assessor_its_accuracy_interval_cost_and_cut_
             stub.prefer = coin
             assert site.api.post(state, json={"state": "running"}).status_code == 200
             work(site, cid, tokens, lambda: automatic(site, cid)["status"] == "cut off")
-            h = automatic(site, cid)
+            assert site.api.post(state, json={"state": "paused"}).status_code == 200
+            h = recorded(site, cid, stub)   # a call in flight at the cut-off is on its row too
             page.reload()
             expect(card).to_contain_text("cut off")
             expect(card).to_contain_text(f"after judgment {h['cutoff']['after']}")
