@@ -3,6 +3,7 @@ impression -> lists -> clicks cycle over loopback.
 
     python benchmarks/experiment_load.py --seconds 60 --clients 8
     python benchmarks/experiment_load.py --db sqlite --db postgresql+psycopg://postgres@127.0.0.1:5432/test
+    python benchmarks/experiment_load.py --learner PDGD --documents 100 --features 64
 
 For each database (the servers and fresh databases of ``service_load.py``) it creates a 10-ranker
 ``RUCB`` team-draft experiment with one client token and runs two loads of ``--seconds`` each with
@@ -17,6 +18,12 @@ the user clicks a random shown result):
   committed gets 409: applied once). Afterwards every acknowledged outcome is in the outcomes table
   exactly once, and the state a fresh app rebuilds equals an uninterrupted replay of the logged
   selects and outcomes through a new algorithm object.
+
+With ``--learner SPEC`` the experiment holds that online learner instead (``irbandits oltr -a``): the
+cycle is impression (``--documents`` candidates of ``--features`` normal features, one of 200 queries,
+sent as JSON made once) -> clicks (the user clicks the shown document that a hidden linear ranker scores
+highest), and after the crash the rebuilt learner must equal a replay of the logged lists and clicks
+through a new learner object.
 """
 
 from __future__ import annotations
@@ -84,7 +91,47 @@ async def call(http: Connection, load: Load, name: str, path: str, body: dict, s
     return None
 
 
-async def client(server: Server, eid: int, token: str, load: Load, stop: float, rng) -> None:
+class Queries:
+    """A learner's candidate sets: each query's impression body (JSON made once) and the hidden score
+    of each of its documents."""
+
+    def __init__(self, documents: int, features: int, n: int = 200):
+        g = np.random.default_rng(0)
+        w = g.normal(size=features)
+        self.bodies, self.scores = [], []
+        for q in range(n):
+            X = g.normal(size=(documents, features))
+            docs = [f"q{q}-d{j}" for j in range(documents)]
+            self.bodies.append(json.dumps(dict(documents=docs, features=X.tolist())).encode())
+            self.scores.append(dict(zip(docs, X @ w)))
+
+
+async def learner_client(server: Server, eid: int, token: str, load: Load, stop: float, rng, queries: Queries):
+    http = Connection(server.port, token)
+    while time.time() < stop:
+        q = int(rng.integers(len(queries.bodies)))
+        r = await call(http, load, "impression", f"/api/experiments/{eid}/impressions", queries.bodies[q], stop)
+        if r is None or r[0] != 201:
+            load.errors[f"impression {r and r[0]}"] += 1
+            continue
+        got = json.loads(r[1])
+        shown, score = got["list"], queries.scores[q]
+        best = max(range(len(shown)), key=lambda p: score[shown[p]])
+        r = await call(http, load, "clicks", f"/api/impressions/{got['impression']}/clicks", {"clicks": [best]}, stop)
+        if r is not None and r[0] == 200:
+            load.acked.append(got["impression"])
+            load.cycles += 1
+        elif r is not None and r[0] == 409:
+            load.errors["clicks 409 on a retry (committed before the crash)"] += 1
+        else:
+            load.errors[f"clicks {r and r[0]}"] += 1
+    if http.writer is not None:
+        http.writer.close()
+
+
+async def client(server: Server, eid: int, token: str, load: Load, stop: float, rng, queries=None) -> None:
+    if queries is not None:
+        return await learner_client(server, eid, token, load, stop, rng, queries)
     http = Connection(server.port, token)
     while time.time() < stop:
         r = await call(http, load, "impression", f"/api/experiments/{eid}/impressions", {}, stop)
@@ -113,10 +160,11 @@ async def client(server: Server, eid: int, token: str, load: Load, stop: float, 
         http.writer.close()
 
 
-async def run_load(server: Server, eid: int, token: str, clients: int, seconds: float, kill_after) -> Load:
+async def run_load(server: Server, eid: int, token: str, clients: int, seconds: float, kill_after,
+                   queries: Queries | None) -> Load:
     load = Load()
     stop = time.time() + seconds
-    tasks = [asyncio.create_task(client(server, eid, token, load, stop, np.random.default_rng(i)))
+    tasks = [asyncio.create_task(client(server, eid, token, load, stop, np.random.default_rng(i), queries))
              for i in range(clients)]
     if kill_after is not None:
         await asyncio.sleep(kill_after)
@@ -154,6 +202,12 @@ def check_after_crash(server: Server, eid: int, load: Load) -> dict:
         else:
             algo.update(*pair[outs[seq].impression_id], outs[seq].c_won)
     a, b = algo.state, rebuilt.algo.state
+    return _checked(app, load, live, outs, selects_agree, a, b)
+
+
+def _checked(app, load: Load, live: dict, outs: dict, selects_agree: bool, a: dict, b: dict) -> dict:
+    """The crash check's row: acknowledged outcomes stored once, and states ``a`` (replayed here) and ``b``
+    (the app's rebuild) equal."""
     same = (selects_agree and (a["rng"] == b["rng"]).all()
             and all((a["arrays"][k] == b["arrays"][k]).all() for k in a["arrays"]))
     stored = Counter(o.impression_id for o in outs.values())
@@ -163,31 +217,66 @@ def check_after_crash(server: Server, eid: int, load: Load) -> dict:
                 live_outcomes=live["outcomes"], state_equal=bool(same))
 
 
+def check_learner_after_crash(server: Server, eid: int, load: Load) -> dict:
+    """As :func:`check_after_crash`, for a learner: the logged lists and clicks replayed through a new one."""
+    from sqlalchemy import select
+
+    from irbandits.service.app import create_app
+    from irbandits.service.credentials import secrets_path
+    from irbandits.service.experiment_runtime import impression_rng
+    from irbandits.service.learner_runtime import make_learner, unpacked
+    from irbandits.service.models import ExperimentRow, Impression, Outcome
+    from irbandits.service.settings import Settings
+
+    live = httpx.get(f"{server.url}/api/experiments/{eid}", headers=admin(), timeout=60).json()
+    server.stop()
+    app = create_app(Settings(db_url=server.db, admin_token=ADMIN, secrets_file=str(server.tmp / secrets_path(server.db))))
+    rebuilt = app.state.experiments.get(eid)
+    with app.state.sessions() as session:
+        row = session.get(ExperimentRow, eid)
+        imps = {i.seq: i for i in session.scalars(select(Impression).where(Impression.experiment_id == eid))}
+        outs = {o.seq: o for o in session.scalars(select(Outcome).where(Outcome.experiment_id == eid))}
+    learner = make_learner(dict(algorithm=row.algorithm, features=row.features, seed=row.seed))
+    shown, lists_agree = {}, True
+    for seq in range(1, len(imps) + len(outs) + 1):
+        if seq in imps:
+            imp = imps[seq]
+            shown[imp.id] = (learner.show(unpacked(imp.shown), rng=impression_rng(row.seed, 1, seq)), seq)
+            lists_agree &= shown[imp.id][0].list == imp.shown["list"]
+        else:
+            listed, at = shown.pop(outs[seq].impression_id)
+            learner.learn(listed, outs[seq].clicks, rng=impression_rng(row.seed, 2, at))
+    return _checked(app, load, live, outs, lists_agree, learner.state, rebuilt.learner.state)
+
+
 def bench(db: str, args) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         server = Server(fresh_database(db, tmp), tmp).start()
+        queries = Queries(args.documents, args.features) if args.learner else None
+        calls = ("impression", "clicks") if args.learner else CALLS
         for scenario in args.scenario or SCENARIOS:
-            eid = httpx.post(f"{server.url}/api/experiments", headers=admin(), json=dict(
-                name=scenario, rankers=RANKERS, algorithm="RUCB", comparison="team-draft", seed=1)).json()["id"]
+            body = (dict(name=scenario, learner=args.learner, features=args.features, seed=1) if args.learner else
+                    dict(name=scenario, rankers=RANKERS, algorithm="RUCB", comparison="team-draft", seed=1))
+            eid = httpx.post(f"{server.url}/api/experiments", headers=admin(), json=body).json()["id"]
             token = httpx.post(f"{server.url}/api/experiments/{eid}/clients", headers=admin(),
                                json={"name": "load"}).json()["token"]
             start, cpu, client_cpu, loadavg = time.time(), server.cpu_seconds(), time.process_time(), os.getloadavg()[0]
             load = run_clients(run_load(server, eid, token, args.clients, args.seconds,
-                                        args.seconds / 2 if scenario == "SIGKILL" else None))
+                                        args.seconds / 2 if scenario == "SIGKILL" else None, queries))
             elapsed = time.time() - start
             cpu = load.cpu_killed - cpu + server.cpu_seconds()   # killed server's share + the restarted one's (from 0)
             client_cpu = time.process_time() - client_cpu
             row = dict(db=db.split(":")[0].split("+")[0], scenario=scenario, cycles=load.cycles,
                        cycles_per_s=round(load.cycles / elapsed, 1),
-                       **{f"{c}_p50_ms": pct(load.lat[c], 50) for c in CALLS},
-                       **{f"{c}_p99_ms": pct(load.lat[c], 99) for c in CALLS},
+                       **{f"{c}_p50_ms": pct(load.lat[c], 50) for c in calls},
+                       **{f"{c}_p99_ms": pct(load.lat[c], 99) for c in calls},
                        server_cpu_ms_per_cycle=round(1000 * cpu / max(load.cycles, 1), 2),
                        client_cpu_ms_per_cycle=round(1000 * client_cpu / max(load.cycles, 1), 2),
                        loadavg=f"{loadavg:.1f}-{os.getloadavg()[0]:.1f}", errors=dict(load.errors) or 0)
             if scenario == "SIGKILL":
-                row.update(check_after_crash(server, eid, load))
+                row.update((check_learner_after_crash if args.learner else check_after_crash)(server, eid, load))
             rows.append(row)
             print(row, flush=True)
         if server.proc.poll() is None:
@@ -201,6 +290,9 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8, help="concurrent front ends")
     ap.add_argument("--scenario", action="append", choices=SCENARIOS,
                     help="run only this load (repeat); default: steady, then SIGKILL")
+    ap.add_argument("--learner", help="an online learner (as irbandits oltr -a takes it) instead of 10 rankers")
+    ap.add_argument("--documents", type=int, default=100, help="with --learner: candidate documents an impression")
+    ap.add_argument("--features", type=int, default=64, help="with --learner: features of a document")
     add_db_option(ap)
     run_and_print(bench, ap.parse_args())
 

@@ -138,10 +138,11 @@ class Connection:
         self.headers = (f"Host: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n"
                         f"Content-Length: ").encode()
 
-    async def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
+    async def request(self, method: str, path: str, body: dict | bytes | None = None) -> tuple[int, bytes]:
+        """``body``: a dict sent as JSON, or JSON already encoded."""
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
-        data = json.dumps(body).encode() if body is not None else b""
+        data = body if isinstance(body, bytes) else json.dumps(body).encode() if body is not None else b""
         self.writer.write(b"%s %s HTTP/1.1\r\n%s%d\r\n\r\n%s" % (method.encode(), path.encode(), self.headers,
                                                                  len(data), data))
         try:

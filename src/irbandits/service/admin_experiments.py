@@ -5,7 +5,7 @@ whether it is settled, live plots of cumulative outcomes and of the recommendati
 its clicks and weight updates, the current ranker's weights, live plots of cumulative outcomes and of the
 clicks per impression; and the front ends' client tokens: add, revoke, restore, re-issue), on the session
 of :mod:`irbandits.service.websession` like the campaign pages. They call the experiments registry
-(:class:`irbandits.service.experiment_runtime.Experiments`) and its checks as the JSON routes do."""
+(:class:`irbandits.service.experiments.Experiments`) and its checks as the JSON routes do."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from irbandits.dueling.base import REGISTRY
 from irbandits.errors import IrbanditsError
 from irbandits.oltr import LEARNERS
 from irbandits.service.api_experiments import ExperimentIn
-from irbandits.service.experiment_runtime import COMPARISONS, MOVES, check_experiment
+from irbandits.service.experiment_runtime import COMPARISONS, MOVES
+from irbandits.service.experiments import checked
 from irbandits.service.guard import refusal, validation_message
 from irbandits.service.pages import render
 from irbandits.service.validation import check_text
@@ -98,7 +99,7 @@ async def create_experiment(request: Request, nonce: str = Depends(require_sessi
     values = {k: v for k, v in form.items() if k in FIELDS and isinstance(v, str)}
     registry = request.app.state.experiments
     try:
-        runtime = await run_in_threadpool(lambda: registry.create(check_experiment(form_body(values))))
+        runtime = await run_in_threadpool(lambda: registry.create(checked(form_body(values))))
     except IrbanditsError as exc:
         return await run_in_threadpool(_list_page, request, nonce, values, str(exc), 422)
     return RedirectResponse(f"/admin/experiments/{runtime.id}", status_code=303)

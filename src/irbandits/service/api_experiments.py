@@ -29,7 +29,7 @@ from pydantic import Field, StrictBool, StrictFloat, StrictInt, model_validator
 from irbandits.errors import Unauthorized
 from irbandits.service.auth import bearer_token, require_admin
 from irbandits.service.credentials import token_hash
-from irbandits.service.experiment_runtime import Experiments, check_experiment
+from irbandits.service.experiments import Experiments, checked
 from irbandits.service.validation import MAX_SEED, Strict, parsed, raw_body
 
 router = APIRouter(prefix="/api")
@@ -119,7 +119,7 @@ def caller(request: Request) -> int | None:
 # ----- organiser ---------------------------------------------------------------------------------
 @router.post("/experiments", status_code=201, dependencies=admin)
 def create_experiment(body: ExperimentIn, request: Request) -> dict:
-    return {"id": experiments(request).create(check_experiment(body.model_dump())).id}
+    return {"id": experiments(request).create(checked(body.model_dump())).id}
 
 
 @router.get("/experiments", dependencies=admin)

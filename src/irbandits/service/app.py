@@ -48,7 +48,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from irbandits.service.campaign_runtime import Campaigns
     from irbandits.service.credentials import load_credentials, secrets_path
     from irbandits.service.db import make_engine, migrate, sessions
-    from irbandits.service.experiment_runtime import Experiments
+    from irbandits.service.experiments import Experiments
     from irbandits.service.guard import Guard, LoginBackoff
     from irbandits.service.hotroutes import HotRoutes
 
