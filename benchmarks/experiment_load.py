@@ -175,13 +175,13 @@ async def run_load(server: Server, eid: int, token: str, clients: int, seconds: 
     return load
 
 
-def check_after_crash(server: Server, eid: int, load: Load) -> dict:
-    """Acknowledged outcomes stored once each; the rebuilt state equals a fresh replay of the log."""
+def logged(server: Server, eid: int):
+    """After a load: the experiment's live state, then (server stopped) an app rebuilt from the database, the
+    experiment's runtime there, its row, and its impressions and outcomes by ``seq``."""
     from sqlalchemy import select
 
     from irbandits.service.app import create_app
     from irbandits.service.credentials import secrets_path
-    from irbandits.service.experiment_runtime import make_algorithm
     from irbandits.service.models import ExperimentRow, Impression, Outcome
     from irbandits.service.settings import Settings
 
@@ -193,7 +193,15 @@ def check_after_crash(server: Server, eid: int, load: Load) -> dict:
         row = session.get(ExperimentRow, eid)
         imps = {i.seq: i for i in session.scalars(select(Impression).where(Impression.experiment_id == eid))}
         outs = {o.seq: o for o in session.scalars(select(Outcome).where(Outcome.experiment_id == eid))}
-        algo = make_algorithm(dict(algorithm=row.algorithm, rankers=row.rankers, seed=row.seed, horizon=row.horizon))
+    return live, app, rebuilt, row, imps, outs
+
+
+def check_after_crash(server: Server, eid: int, load: Load) -> dict:
+    """Acknowledged outcomes stored once each; the rebuilt state equals a fresh replay of the log."""
+    from irbandits.service.experiment_runtime import make_algorithm
+
+    live, app, rebuilt, row, imps, outs = logged(server, eid)
+    algo = make_algorithm(dict(algorithm=row.algorithm, rankers=row.rankers, seed=row.seed, horizon=row.horizon))
     pair = {i.id: (i.c, i.d) for i in imps.values()}
     selects_agree = True
     for seq in range(1, len(imps) + len(outs) + 1):
@@ -219,23 +227,10 @@ def _checked(app, load: Load, live: dict, outs: dict, selects_agree: bool, a: di
 
 def check_learner_after_crash(server: Server, eid: int, load: Load) -> dict:
     """As :func:`check_after_crash`, for a learner: the logged lists and clicks replayed through a new one."""
-    from sqlalchemy import select
-
-    from irbandits.service.app import create_app
-    from irbandits.service.credentials import secrets_path
     from irbandits.service.experiment_runtime import impression_rng
     from irbandits.service.learner_runtime import make_learner, unpacked
-    from irbandits.service.models import ExperimentRow, Impression, Outcome
-    from irbandits.service.settings import Settings
 
-    live = httpx.get(f"{server.url}/api/experiments/{eid}", headers=admin(), timeout=60).json()
-    server.stop()
-    app = create_app(Settings(db_url=server.db, admin_token=ADMIN, secrets_file=str(server.tmp / secrets_path(server.db))))
-    rebuilt = app.state.experiments.get(eid)
-    with app.state.sessions() as session:
-        row = session.get(ExperimentRow, eid)
-        imps = {i.seq: i for i in session.scalars(select(Impression).where(Impression.experiment_id == eid))}
-        outs = {o.seq: o for o in session.scalars(select(Outcome).where(Outcome.experiment_id == eid))}
+    live, app, rebuilt, row, imps, outs = logged(server, eid)
     learner = make_learner(dict(algorithm=row.algorithm, features=row.features, seed=row.seed))
     shown, lists_agree = {}, True
     for seq in range(1, len(imps) + len(outs) + 1):
