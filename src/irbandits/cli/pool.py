@@ -103,99 +103,37 @@ def simulate(
     per method, budget and measure: relevant found, and how the partial qrels rank the runs. With --budget,
     --split or --stop, budget.csv: per budget over all topics, method and split, the relevant found."""
     from irbandits.io import read_qrels
-    from irbandits.measures.agreement import RunScorer
     from irbandits.pooling.base import method_specs
-    from irbandits.pooling.budget import budget_table, parse_split
-    from irbandits.pooling.pools import POOLS, depth_pools, fused_pools, judged_pools
-    from irbandits.pooling.ranking import measure_list, plot_tau
-    from irbandits.pooling.ranking import rank_runs as rank
-    from irbandits.pooling.simulate import Timing, found_at, levels, plot_curves, simulate_pools
+    from irbandits.pooling.budget import parse_split
+    from irbandits.pooling.ranking import measure_list
     from irbandits.pooling.stopping import parse_stop
+    from irbandits.pooling.study import PoolChoice, pool_study
 
     start = time.perf_counter()
     method = method_specs(method)
-    splits = [parse_split(s) for s in split or ["per-topic"]]
+    splits = [parse_split(s) for s in split] if split else None
     stop_rule = parse_stop(stop)
     check_output(out, "--out", directory=True)
     jobs = worker_count(jobs)
     check_backend(backend, jobs, address)
     if str(runs) == str(qrels) == "-":
         raise IrbanditsError("--runs and --qrels cannot both be - (one standard input)")
-    if pool not in POOLS:
-        raise IrbanditsError(f"--pool {pool!r}: use {', '.join(POOLS)}")
-    if pool != "depth" and pool_size is None:
-        raise IrbanditsError(f"--pool {pool} needs --pool-size (documents per topic)")
+    choice = PoolChoice(depth, pool, pool_size, rrf_k, rbp_p)
     measures = measure_list(rank_runs)
     if str(qrels) != "-":
         check_file(qrels, "--qrels")  # before the runs are read
-    cutoff = RunScorer.depth(measures) if measures and not condensed else None
-    fused = pool != "depth"  # fused weights read whole runs, as do measures without a cutoff
-    table_runs = _read(runs, None if fused or (measures and cutoff is None) else max(depth, cutoff or 0))
-    pools = fused_pools(table_runs, pool_size, pool, rrf_k, rbp_p) if fused else depth_pools(table_runs, depth)
-    scored = table_runs[table_runs["rank"] <= cutoff] if measures and cutoff else table_runs
-    del table_runs
-    described = f"depth {depth}" if not fused else f"{pool} pools of {pool_size} documents"
+    table_runs = _read(runs, choice.read_depth(measures, condensed))
     with reading(qrels, "--qrels") as path:
         judged = read_qrels(path)
-    if not include_unjudged:
-        answered, pools = len(pools), judged_pools(pools, judged)
-        if not pools:
-            raise IrbanditsError(f"--qrels {source_name(qrels)} judges none of the {answered} topics the runs answer")
-        if len(pools) < answered:
-            console.print(f"left out {answered - len(pools)} of the {answered} run topics: the qrels do not judge "
-                          f"them (--include-unjudged scores them as having no relevant document)", markup=False)
-    relevance = {t: p.relevance(judged, relevant_grade) for t, p in pools.items()}
-    sizes = [p.size for p in pools.values()]
-    unjudged = sum(p.unjudged(judged) for p in pools.values())
-    console.print(f"{len(pools)} topics, {len(next(iter(pools.values())).runs)} runs, {described}: pools of "
-                  f"{min(sizes)}-{max(sizes)} documents (mean {sum(sizes) / len(sizes):.1f}); relevant: grade >= "
-                  f"{relevant_grade:g}; {unjudged} pooled documents without a judgment count as non-relevant", markup=False)
-    timing = Timing()
-    orders: dict | None = {} if measures else None
-    curves = simulate_pools(pools, relevance, method, repetitions=repetitions, seed=seed, timing=timing,
-                            backend=backend, workers=jobs, address=address, orders=orders,
-                            keep_orders=rank_repetitions)
-    table = found_at(curves, levels(max(sizes)))
-    out.mkdir(exist_ok=True)
-    curves.to_parquet(out / "curves.parquet", index=False)
-    title = (f"{len(pools)} topics, {len(next(iter(pools.values())).runs)} runs, "
-             f"{f'depth-{depth}' if not fused else f'{pool} ({pool_size} documents)'} pools, "
-             f"relevant = grade >= {relevant_grade:g}")
-    written = [out / "curves.parquet", out / "table.csv", out / "curves.png"]
-    if measures:
-        ranking_start = time.perf_counter()
-        budgets = sorted(set(rank_budget or [*levels(max(sizes)), max(sizes)]))
-        ranking = rank(pools, orders, scored, judged, measures, budgets, alpha, condensed)
-        found = found_at(curves, budgets).drop(columns="all").rename_axis("method").reset_index().melt(
-            "method", var_name="budget", value_name="relevant_found").astype({"budget": "int64"})
-        ranking = found.merge(ranking, on=["method", "budget"])
-        ranking.round(4).to_csv(out / "table.csv", index=False)
-        plot_tau(ranking, out / "tau.png", title=f"{title}; unjudged = "
-                 f"{'left out (condensed lists)' if condensed else 'non-relevant'}")
-        written.append(out / "tau.png")
-        console.print(make_table(ranking.round(3), f"run ranking under each method's partial qrels against the full "
-                                 f"pool's (tau, tau_ap; flips of the {int(ranking.pairs.iloc[0])} pairs a paired "
-                                 f"t-test separates at alpha {alpha:g}) ({title})"))
-        console.print(f"ranked the runs with {', '.join(measures)} at {len(budgets)} budgets: "
-                      f"{time.perf_counter() - ranking_start:.1f} s", markup=False)
-    else:
-        table.round(2).to_csv(out / "table.csv")
-    plot_curves(curves, out / "curves.png", title=title)
-    console.print(make_table(table.round(2).reset_index(), f"mean relevant documents found after n judgments ({title})"))
-    random = list(curves.method[curves.repetition > 0].unique())
-    console.print(f"simulated {curves.method.nunique()} methods on {len(pools)} topics ({repetitions} repetitions of "
-                  f"{', '.join(random) or 'no random method'}): {timing.compile_s + timing.run_s:.1f} s "
-                  f"({timing.compile_s:.1f} s compiling, {timing.run_s:.1f} s judging); "
-                  f"{time.perf_counter() - start:.1f} s in all with reading and writing", markup=False)
-    if budget or split or stop_rule is not None:
-        spent = budget_table(pools, relevance, curves, budget, splits, stop_rule, method, repetitions=repetitions,
-                             seed=seed, backend=backend, workers=jobs, address=address)
-        spent.round(2).to_csv(out / "budget.csv", index=False)
-        written.append(out / "budget.csv")
-        about = f"; stopping rule {stop_rule.label}" if stop_rule is not None else ""
-        console.print(make_table(spent.round(2), f"relevant documents found with a budget over all {len(pools)} "
-                                 f"topics{about}"))
-    console.print(f"wrote {', '.join(map(str, written))}", markup=False)
+    study = pool_study(
+        table_runs, judged, out, choice, methods=method, relevant_grade=relevant_grade, repetitions=repetitions,
+        seed=seed, include_unjudged=include_unjudged, measures=measures, rank_budgets=rank_budget,
+        rank_repetitions=rank_repetitions, alpha=alpha, condensed=condensed, budgets=budget, splits=splits,
+        stop=stop_rule, backend=backend, workers=jobs, address=address,
+        say=lambda line: console.print(line, markup=False),
+        show=lambda df, title: console.print(make_table(df, title)))
+    console.print(f"wrote {', '.join(map(str, study.written))} ({time.perf_counter() - start:.1f} s in all with "
+                  f"reading and writing)", markup=False)
 
 
 @app.command()
