@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import shell
+from helpers import ROOT, shell
 
 from irbandits.errors import IrbanditsError
 from irbandits.io import read_qrels, read_runs
@@ -148,3 +148,15 @@ def test_concurrent_judging_processes_lose_no_judgment(campaign_files):
     for t in threads:
         t.join()
     assert sorted(d for _, d, _ in Campaign.load(state).log) == ["a", "b", "c"]
+
+
+def test_the_guides_pool_study_example_prints_its_table(tmp_path, monkeypatch, capsys):
+    import re
+
+    text = (ROOT / "docs" / "guides" / "pooling.md").read_text()
+    block, printed = next((b, t) for b, t in re.findall(r"```python\n(.*?)```\s*```text\n(.*?)```", text, re.S)
+                          if "pool_study" in b)
+    monkeypatch.chdir(ROOT)
+    exec(compile(block.replace('"pool-results"', repr(str(tmp_path / "out"))), "pooling.md", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == printed.splitlines()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["curves.parquet", "curves.png", "table.csv"]
