@@ -2,8 +2,8 @@
 MGD as its candidates grow (Schuth et al., WSDM 2016), and DBGD with candidate preselection (Hofmann,
 Schuth, Whiteson & de Rijke, WSDM 2013), on the learning-to-rank data of ``../shared/data/ltr``.
 
-    irbandits reproduce oltr            # 5,000 impressions x 5 runs (DBGD-CPS: 2,000 x 3)
-    irbandits reproduce oltr --full     # the papers' 10,000 impressions x 25 runs (DBGD-CPS too)
+    irbandits reproduce oltr            # 5,000 impressions x 5 runs (1.5 minutes on 2 cores)
+    irbandits reproduce oltr --full     # the papers' 10,000 impressions x 25 runs (6 minutes on 2 cores)
 
 Data: NP2004 (LETOR 3.0 fold 1; users' queries from ``vali``, offline NDCG@10 on ``test``; 15
 queries each, about 1,000 documents and one relevant page per query) and the LightGBM LambdaRank
@@ -18,7 +18,7 @@ Grids (each cell's runs resume from ``out/<grid>-<dataset>-<clicks>/``; another 
 - ``top100``: the same on NP2004 cut to each query's 100 documents of highest BM25 (the papers' data have
   tens to a hundred documents a query where they are not LETOR's .gov sets);
 - ``candidates``: DBGD and MGD with n = 1, 4, 9, 19 on NP2004, informational clicks;
-- ``preselection``: DBGD and DBGD-CPS on NP2004, informational clicks (fewer impressions: CPS is slow);
+- ``preselection``: DBGD and DBGD-CPS on NP2004, informational clicks;
 - ``scale``: DBGD and PDGD on NP2004 as stored and normalised per query, perfect clicks.
 """
 
@@ -42,8 +42,8 @@ NAME = "oltr"
 PAPER = "Oosterhuis & de Rijke CIKM 2018; Schuth et al. WSDM 2016; Hofmann et al. WSDM 2013"
 PAPER_SCALE = "10,000 impressions x 25 runs"
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "ltr"
-DEFAULT = dict(horizon=5_000, runs=5, cps_horizon=2_000, cps_runs=3)
-FULL = dict(horizon=10_000, runs=25, cps_horizon=10_000, cps_runs=25)
+DEFAULT = dict(horizon=5_000, runs=5)
+FULL = dict(horizon=10_000, runs=25)
 CLICKS = ("perfect", "navigational", "informational")
 HEADLINE = ("DBGD", "MGD:n=9", "PDGD")
 CANDIDATES = ("DBGD", "MGD:n=1", "MGD:n=4", "MGD:n=9", "MGD:n=19")
@@ -53,12 +53,12 @@ SETS = {"NP2004": ("letor3-np2004-fold1/vali.txt.gz", "letor3-np2004-fold1/test.
         "LightGBM": ("lightgbm-lambdarank-sample/rank.train", "lightgbm-lambdarank-sample/rank.test")}
 
 
-def cells(horizon: int, runs: int, cps_horizon: int, cps_runs: int) -> list[tuple]:
+def cells(horizon: int, runs: int) -> list[tuple]:
     """(grid, dataset, normalised, click model, learners, impressions, runs) of every cell."""
     out = [("headline", d, True, c, HEADLINE, horizon, runs) for d in SETS for c in CLICKS]
     out += [("top100", "NP2004 top 100", True, c, HEADLINE, horizon, runs) for c in CLICKS]
     out.append(("candidates", "NP2004", True, "informational", CANDIDATES, horizon, runs))
-    out.append(("preselection", "NP2004", True, "informational", PRESELECTION, cps_horizon, cps_runs))
+    out.append(("preselection", "NP2004", True, "informational", PRESELECTION, horizon, runs))
     out.append(("scale", "NP2004 as stored", False, "perfect", ("DBGD", "PDGD"), horizon, runs))
     return out
 
@@ -71,12 +71,11 @@ def _data(dataset: str, normalised: bool, data: Path):
 
 
 def run_study(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], seed: int = 0, jobs: int = 1,
-              out: str | Path | None = None, progress: bool = False, cps_horizon: int = DEFAULT["cps_horizon"],
-              cps_runs: int = DEFAULT["cps_runs"], data: str | Path = DATA) -> pd.DataFrame:
+              out: str | Path | None = None, progress: bool = False, data: str | Path = DATA) -> pd.DataFrame:
     """Every cell of :func:`cells`: the tidy table of :func:`~irbandits.oltr.runs.simulate_learners`
     with ``grid``, ``dataset``, ``click_model`` in front (``every``: a tenth of the impressions)."""
     parts = []
-    for grid, dataset, normalised, clicks, learners, T, R in cells(horizon, runs, cps_horizon, cps_runs):
+    for grid, dataset, normalised, clicks, learners, T, R in cells(horizon, runs):
         train, test = _data(dataset, normalised, data)
         where = None if out is None else Path(out) / f"{grid}-{dataset.replace(' ', '-')}-{clicks}"
         t = simulate_learners(list(learners), train, test, clicks, T, R, max(1, T // 10), seed, jobs, out=where,
@@ -178,11 +177,11 @@ def figures(table: pd.DataFrame, out: str | Path) -> list[Path]:
     return paths
 
 
-def plan(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], cps_horizon: int = DEFAULT["cps_horizon"],
-         cps_runs: int = DEFAULT["cps_runs"], data: str | Path = DATA, seed: int = 0, **_) -> list[Work]:
+def plan(horizon: int = DEFAULT["horizon"], runs: int = DEFAULT["runs"], data: str | Path = DATA, seed: int = 0,
+         **_) -> list[Work]:
     """The runs of :func:`run_study` at this scale, for ``--dry-run`` (a step: one impression)."""
     works = []
-    for grid, dataset, normalised, clicks, learners, T, R in cells(horizon, runs, cps_horizon, cps_runs):
+    for grid, dataset, normalised, clicks, learners, T, R in cells(horizon, runs):
         train, test = _data(dataset, normalised, data)
         for spec in learners:
             def probe(n, spec=spec, train=train, clicks=clicks):
