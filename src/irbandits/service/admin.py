@@ -36,6 +36,7 @@ from irbandits.service.websession import (
     check_csrf,
     csrf_token,
     end_session,
+    form_move,
     form_name,
     login_nonce,
     require_session,
@@ -165,14 +166,9 @@ async def set_state(cid: int, request: Request, nonce: str = Depends(require_ses
     back to the dashboard; a refused move: the dashboard with the reason (409, or 422 for no state)."""
     form = await request.form()
     check_csrf(request, form, nonce)
-    runtime = registry(request).get(cid)
-    state = form.get("state")
-    try:
-        if state not in MOVES:
-            raise IrbanditsError(f"state: give one of {', '.join(MOVES)}, got {state!r}")
-        await run_in_threadpool(runtime.set_state, state)
-    except IrbanditsError as exc:
-        return await run_in_threadpool(_dashboard, request, cid, nonce, None, refusal(exc)[0], "", str(exc))
+    refused = await form_move(form, registry(request).get(cid), MOVES)
+    if refused is not None:
+        return await run_in_threadpool(_dashboard, request, cid, nonce, None, refusal(refused)[0], "", str(refused))
     return RedirectResponse(f"/admin/campaigns/{cid}", status_code=303)
 
 

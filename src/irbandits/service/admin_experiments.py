@@ -27,7 +27,7 @@ from irbandits.service.experiments import checked
 from irbandits.service.guard import refusal, validation_message
 from irbandits.service.pages import render
 from irbandits.service.validation import check_text
-from irbandits.service.websession import check_csrf, csrf_token, form_name, require_session
+from irbandits.service.websession import check_csrf, csrf_token, form_move, form_name, require_session
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
 # the creation form's fields; ``kind``: what the experiment tests, each kind reading the fields KINDS names
@@ -128,14 +128,9 @@ async def set_state(eid: int, request: Request, nonce: str = Depends(require_ses
     to its page; a refused move: the page with the reason (409, or 422 for no state)."""
     form = await request.form()
     check_csrf(request, form, nonce)
-    runtime = request.app.state.experiments.get(eid)
-    state = form.get("state")
-    try:
-        if state not in MOVES:
-            raise IrbanditsError(f"state: give one of {', '.join(MOVES)}, got {state!r}")
-        await run_in_threadpool(runtime.set_state, state)
-    except IrbanditsError as exc:
-        return await run_in_threadpool(_page, request, eid, nonce, None, refusal(exc)[0], str(exc))
+    refused = await form_move(form, request.app.state.experiments.get(eid), MOVES)
+    if refused is not None:
+        return await run_in_threadpool(_page, request, eid, nonce, None, refusal(refused)[0], str(refused))
     return RedirectResponse(f"/admin/experiments/{eid}", status_code=303)
 
 

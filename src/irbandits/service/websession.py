@@ -17,7 +17,10 @@ import hmac
 import secrets
 
 from fastapi import HTTPException, Request, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import cookie_parser
+
+from irbandits.errors import IrbanditsError
 
 SESSION_COOKIE = "irbandits_admin"
 LOGIN_COOKIE = "irbandits_login"
@@ -104,6 +107,19 @@ def form_name(form, what: str) -> str:
     if problem is not None:
         raise HTTPException(422, f"{what} name: {problem}")
     return name
+
+
+async def form_move(form, runtime, moves) -> IrbanditsError | None:
+    """Move ``runtime`` (a campaign or an experiment) to the form's ``state``, one of ``moves``' keys:
+    None when moved, else the refusal (an unknown state, or a move its state does not allow)."""
+    state = form.get("state")
+    try:
+        if state not in moves:
+            raise IrbanditsError(f"state: give one of {', '.join(moves)}, got {state!r}")
+        await run_in_threadpool(runtime.set_state, state)
+    except IrbanditsError as exc:
+        return exc
+    return None
 
 
 def login_nonce(request: Request) -> str:
