@@ -99,10 +99,10 @@ class Stub:
                     if status == "slow":
                         stub.closing.wait(stub.delay)
                         status = 200
-                    self._send(status, text)
-                finally:
+                finally:   # before the answer leaves: once it has, the client may send its next request
                     with stub.lock:
                         stub.in_flight -= 1
+                self._send(status, text)
 
             def _send(self, status: int, text: str) -> None:
                 if self.path != "/v1/chat/completions":
