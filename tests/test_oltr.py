@@ -1,4 +1,5 @@
-"""Online learning to rank: every learner learns a known ranker, PDGD's gradient is unbiased, the
+"""Online learning to rank: every learner learns a known ranker, PDGD's gradient is unbiased (and
+backpropagated exactly through the neural ranker, which learns what no linear ranker can), the
 interactive object and the compiled simulation take the same path, and save / resume continues it."""
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import pytest
 from irbandits.clicks.click_models import ClickModel, simulate_clicks
 from irbandits.clicks.ltr import LtrData
 from irbandits.errors import IrbanditsError
-from irbandits.oltr import DBGD, MGD, PDGD, OnlineLearner, offline_ndcg, simulate_learner
+from irbandits.oltr import DBGD, MGD, PDGD, OnlineLearner, PDGDNeural, offline_ndcg, simulate_learner
 from irbandits.oltr.mgd import step_to_winners
-from irbandits.oltr.pdgd import pairwise_gradient
+from irbandits.oltr.pdgd import inferred_pairs, pairwise_gradient
 from irbandits.rng import new_rng, randint
 
-LEARNERS = ["DBGD", "DBGD:interleaving=probabilistic", "DBGD-CPS", "MGD:n=4", "MGD:n=4,update=winner", "PDGD"]
+LINEAR = ["DBGD", "DBGD:interleaving=probabilistic", "DBGD-CPS", "MGD:n=4", "MGD:n=4,update=winner", "PDGD"]
+LEARNERS = LINEAR + ["PDGD-NN:hidden=8"]
 
 
 def synthetic(seed: int = 0, Q: int = 40, n: int = 30, F: int = 8) -> tuple[LtrData, np.ndarray]:
@@ -52,7 +54,7 @@ def run_interactively(learner: OnlineLearner, data: LtrData, user: np.ndarray, i
 
 
 # ----- learning ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("spec", LEARNERS)
+@pytest.mark.parametrize("spec", LINEAR)
 def test_learner_converges_to_the_known_ranker_under_perfect_clicks(spec):
     data, w_true = synthetic()
     start = offline_ndcg(np.zeros(data.n_features), data)
@@ -236,6 +238,59 @@ def test_pdgd_list_is_a_plackett_luce_sample():
     assert len(counts) == 12
 
 
+# ----- PDGD on a neural ranker ------------------------------------------------------------------------
+def nonlinear(seed: int) -> LtrData:
+    """Queries whose grades are quantiles of ``-x_0^2 + 0.3 x_1``: the best documents have ``x_0`` near 0,
+    which no weight vector can rank first."""
+    g = np.random.default_rng(seed)
+    X = g.normal(size=(40 * 30, 4))
+    s = -X[:, 0] ** 2 + 0.3 * X[:, 1]
+    labels = np.digitize(s, np.quantile(s, [0.6, 0.8, 0.9, 0.97])).astype(np.int64)
+    return LtrData(X, labels, np.arange(0, 40 * 30 + 1, 30), [str(q) for q in range(40)], "nonlinear")
+
+
+def test_neural_pdgd_learns_what_no_linear_ranker_can():
+    train, test = nonlinear(0), nonlinear(1)
+    for seed in (1, 2, 3):
+        linear = simulate_learner("PDGD", train, test, "perfect", impressions=2000, every=2000, seed=seed)
+        neural = simulate_learner("PDGD-NN:hidden=8", train, test, "perfect", impressions=2000, every=2000, seed=seed)
+        assert linear.offline_ndcg.iloc[-1] < 0.75, seed                 # the linear ceiling is about 0.66
+        assert neural.offline_ndcg.iloc[-1] > 0.9, (seed, neural.offline_ndcg.tolist())
+        assert neural.online_ndcg.iloc[-1] > linear.online_ndcg.iloc[-1]
+
+
+def test_neural_pdgd_steps_along_the_backpropagated_pairwise_estimate():
+    """One update moves the network's parameters by learning_rate * sum_k weight_k (grad f(d_better) -
+    grad f(d_worse)), with the pairs and weights PDGD infers and grad f by finite differences."""
+    X = np.random.default_rng(4).normal(size=(6, 3))
+    learner = PDGDNeural(3, seed=2, hidden=5, learning_rate=0.1, length=4)
+    shown = learner.show(X, rng=new_rng(1))
+    clicks = np.array([False, True, False, False])
+    sc, lrest = shown.scratch
+    better, worse, weight = np.empty(16, np.int64), np.empty(16, np.int64), np.empty(16)
+    pairs = inferred_pairs(4, clicks, sc, lrest, better, worse, weight)
+    assert pairs == 2                                      # position 1 over 0 and over 2
+
+    def score(params, d):
+        probe = OnlineLearner.from_state(learner.state)
+        W, b, v = probe._st[:3]
+        W[:], b[:], v[:] = params[:15].reshape(5, 3), params[15:20], params[20:]
+        return probe.scores(X)[d]
+
+    theta, eps = learner.weights, 1e-6
+    grad = np.zeros_like(theta)
+    for k in range(pairs):
+        for d, sign in ((shown.list[better[k]], 1), (shown.list[worse[k]], -1)):
+            for m in range(theta.size):
+                up, down = theta.copy(), theta.copy()
+                up[m] += eps
+                down[m] -= eps
+                grad[m] += sign * weight[k] * (score(up, d) - score(down, d)) / (2 * eps)
+    learner.learn(shown, clicks)
+    np.testing.assert_allclose(learner.weights - theta, 0.1 * grad, rtol=1e-5, atol=1e-9)
+    assert np.abs(grad).max() > 1e-3
+
+
 # ----- MGD's two updates, parameters and errors ------------------------------------------------------
 def test_mgd_mean_and_winner_takes_all_steps():
     U = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
@@ -275,3 +330,16 @@ def test_parameters_are_stored_and_checked():
     assert len(shown) == 2
     with pytest.raises(IrbanditsError, match="unknown online learner 'SGD'"):
         simulate_learner("SGD", synthetic()[0])
+
+
+def test_the_guides_neural_example_prints_its_numbers(monkeypatch, capsys):
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "guides" / "oltr.md").read_text()
+    block, printed = next((b, t) for b, t in re.findall(r"```python\n((?:(?!```).)*)```\s*```text\n(.*?)```", text, re.S)
+                          if "PDGD-NN" in b)
+    monkeypatch.chdir(root)
+    exec(compile(block, "oltr.md", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == printed.splitlines()

@@ -155,6 +155,7 @@ def test_malformed_impressions_and_clicks_are_refused_and_change_nothing(service
     for body, field in [(dict(name="x", learner="NoSuch", features=5), "learner: "),
                         (dict(name="x", learner="PDGD", features=0), "features: "),
                         (dict(name="x", learner="PDGD:learning_rate=-1", features=5), "learner: "),
+                        (dict(name="x", learner="PDGD-NN", features=5), "learner: PDGD-NN ranks with a neural"),
                         (dict(name="x", learner="PDGD", features=5, rankers=["a", "b"]), "rankers: "),
                         (dict(name="x", rankers=["a", "b"]), "algorithm: ")]:
         with pytest.raises(ServiceError) as exc:

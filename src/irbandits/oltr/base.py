@@ -8,7 +8,10 @@ and ``credit``) and two compiled kernels over its state::
     _rank(st, rng, X, shown, plug1, plug2) -> n     # the list to show for documents X: shown[:n]
     _update(st, rng, X, shown, n, clicks, plug1, plug2)   # learn from the clicks on that list
 
-``st[0]`` is float64[m, F] whose row 0 is the current ranker's weights. ``_rank`` changes only the
+A linear learner's ``st[0]`` is float64[m, F] whose row 0 is the current ranker's weights; a learner
+with another ranker (:mod:`irbandits.oltr.neural`) sets ``linear = False`` and its own scorer
+``_score(st, X, S)`` (``S[i, 0]``: the current ranker's score of document ``i``), which offline
+evaluation calls. ``_rank`` changes only the
 arrays named in ``_scratch`` (the candidates, lists and probabilities of this list, which ``_update``
 reads) and draws from ``rng``; ``_update`` learns into the others. So several lists can wait for their
 clicks at once (a service's open impressions): :meth:`OnlineLearner.show` keeps a copy of the scratch
@@ -29,6 +32,7 @@ import numpy as np
 from irbandits.clicks.interleaving import CUTOFF, clicks_at
 from irbandits.errors import IrbanditsError
 from irbandits.io import read_state, restore_state, write_state
+from irbandits.oltr.linear import linear_score
 from irbandits.params import Param, Registry, check_params, describe_params, split_name
 from irbandits.rng import new_rng
 
@@ -57,9 +61,11 @@ class OnlineLearner:
     description: ClassVar[str] = ""
     reference: ClassVar[str] = ""
     params: ClassVar[tuple[Param, ...]] = ()
+    linear: ClassVar[bool] = True   # the ranker is one weight a feature (:attr:`weights`)
     _scratch: ClassVar[tuple[str, ...]] = ()   # the arrays ``_rank`` writes for ``_update`` to read
     _rank: ClassVar[Callable]
     _update: ClassVar[Callable]
+    _score: ClassVar[Callable] = staticmethod(linear_score)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -111,16 +117,28 @@ class OnlineLearner:
         raise NotImplementedError
 
     # ----- the interactive loop ----------------------------------------------------------------
-    def show(self, query_features, rng: np.ndarray | None = None) -> Shown:
-        """The list to show for one query (rows of ``query_features``, float[n_docs, n_features]), with
-        what :meth:`learn` needs to learn from its clicks later; ``rng`` (a generator of
-        :func:`irbandits.rng.new_rng`) replaces the learner's own for this list."""
+    def _query(self, query_features) -> np.ndarray:
         X = np.ascontiguousarray(query_features, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features or X.shape[0] < 1:
             raise IrbanditsError(f"{self.name}: query_features must be a (documents, {self.n_features}) array, "
                                  f"got shape {X.shape}")
         if not np.isfinite(X).all():
             raise IrbanditsError(f"{self.name}: query_features hold NaN or infinite values")
+        return X
+
+    def scores(self, query_features) -> np.ndarray:
+        """The current ranker's score of each document (row of ``query_features``); its deterministic
+        list is the documents by falling score."""
+        X = self._query(query_features)
+        S = np.empty((X.shape[0], 1))
+        self._score(self._st, X, S)
+        return S[:, 0]
+
+    def show(self, query_features, rng: np.ndarray | None = None) -> Shown:
+        """The list to show for one query (rows of ``query_features``, float[n_docs, n_features]), with
+        what :meth:`learn` needs to learn from its clicks later; ``rng`` (a generator of
+        :func:`irbandits.rng.new_rng`) replaces the learner's own for this list."""
+        X = self._query(query_features)
         self._prepare(X.shape[0])
         shown = np.full(self._length, -1, np.int64)
         n = self._rank(self._st, self._rng if rng is None else rng, X, shown, *self._plugs)
@@ -163,7 +181,7 @@ class OnlineLearner:
 
     @property
     def weights(self) -> np.ndarray:
-        """A copy of the current ranker's weights."""
+        """A copy of the current ranker's weights (one a feature for a linear learner)."""
         return self._st[0][0].copy()
 
     # ----- state -------------------------------------------------------------------------------

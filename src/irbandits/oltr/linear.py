@@ -112,9 +112,16 @@ def ideal_dcgs(labels, bounds, k):
 
 
 @njit(cache=True)
-def mean_ndcg(w, features, bounds, labels, idcg, k, rng):
-    """NDCG@k of the ranker ``w`` averaged over the queries with a relevant document (ties at random)."""
-    W = w.reshape(1, -1)
+def linear_score(st, X, S):
+    """``S[i, 0]``: the score of document ``i`` by a learner's current ranker, row 0 of ``st[0]`` (the
+    scorer of every linear learner; :mod:`irbandits.oltr.neural` has another)."""
+    scores(X, st[0][:1], S)
+
+
+@njit
+def mean_ndcg(score_k, st, features, bounds, labels, idcg, k, rng):
+    """NDCG@k of the ranker that ``score_k(st, X, S)`` scores with, averaged over the queries with a
+    relevant document (ties at random)."""
     lists, lens = np.empty((1, k), np.int64), np.empty(1, np.int64)
     grades = np.empty(k, np.int64)
     total, counted = 0.0, 0
@@ -122,7 +129,10 @@ def mean_ndcg(w, features, bounds, labels, idcg, k, rng):
         if idcg[q] <= 0.0:
             continue
         lo = bounds[q]
-        top_lists(features[lo:bounds[q + 1]], W, rng, lists, lens)
+        X = features[lo:bounds[q + 1]]
+        S = np.empty((X.shape[0], 1))
+        score_k(st, X, S)
+        top_from_scores(S, rng, lists, lens)
         for i in range(lens[0]):
             grades[i] = labels[lo + lists[0, i]]
         total += dcg(grades, lens[0]) / idcg[q]

@@ -85,10 +85,12 @@ def swap_weight(sc, lrest, lo, hi):
 
 
 @njit(cache=True)
-def pairwise_gradient(X, shown, n, clicks, sc, lrest, grad):
-    """PDGD's gradient estimate for the clicks on a list: writes it to ``grad``; returns the number of
-    inferred preference pairs."""
-    grad[:] = 0.0
+def inferred_pairs(n, clicks, sc, lrest, better, worse, weight):
+    """The preferences PDGD infers from the clicks on a list and the weight of each in its estimate:
+    pair ``k`` is position ``better[k]`` over ``worse[k]`` with ``weight[k]`` = ``rho *
+    sigmoid'(f(d_better) - f(d_worse))``, so the estimate is ``sum_k weight[k] * (grad f(d_better[k]) -
+    grad f(d_worse[k]))`` for any differentiable scorer ``f``. The arrays hold ``n * n``; returns the
+    number of pairs."""
     last = -1
     for i in range(n):
         if clicks[i]:
@@ -103,11 +105,22 @@ def pairwise_gradient(X, shown, n, clicks, sc, lrest, grad):
             rho = swap_weight(sc, lrest, min(i, j), max(i, j))
             z = sc[i] - sc[j]
             sig = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
-            c = rho * sig * (1.0 - sig)
-            di, dj = shown[i], shown[j]
-            for f in range(X.shape[1]):
-                grad[f] += c * (X[di, f] - X[dj, f])
+            better[pairs], worse[pairs], weight[pairs] = i, j, rho * sig * (1.0 - sig)
             pairs += 1
+    return pairs
+
+
+@njit(cache=True)
+def pairwise_gradient(X, shown, n, clicks, sc, lrest, grad):
+    """PDGD's gradient estimate for a linear ranker (``grad f(d) = x_d``): writes it to ``grad``;
+    returns the number of inferred preference pairs."""
+    better, worse, weight = np.empty(n * n, np.int64), np.empty(n * n, np.int64), np.empty(n * n)
+    pairs = inferred_pairs(n, clicks, sc, lrest, better, worse, weight)
+    grad[:] = 0.0
+    for k in range(pairs):
+        di, dj, c = shown[better[k]], shown[worse[k]], weight[k]
+        for f in range(X.shape[1]):
+            grad[f] += c * (X[di, f] - X[dj, f])
     return pairs
 
 

@@ -31,7 +31,7 @@ from irbandits.clicks.click_models import ClickModel, simulate_clicks
 from irbandits.clicks.ltr import LtrData
 from irbandits.errors import IrbanditsError
 from irbandits.oltr.base import OnlineLearner, parse_learner
-from irbandits.oltr.linear import dcg, ideal_dcgs, mean_ndcg
+from irbandits.oltr.linear import dcg, ideal_dcgs, linear_score, mean_ndcg
 from irbandits.rng import new_rng, randint
 
 DISCOUNT = 0.9995
@@ -82,7 +82,8 @@ def offline_ndcg(weights, data: LtrData, seed: int = 0) -> float:
         raise IrbanditsError(f"weights must be {data.n_features} numbers (one per feature of {data.source}), "
                              f"got shape {w.shape}")
     features, bounds, labels, idcg = _arrays(data)
-    return float(mean_ndcg(w, features, bounds, labels, idcg, NDCG_CUTOFF, new_rng(seed)))
+    return float(mean_ndcg(linear_score, (w.reshape(1, -1),), features, bounds, labels, idcg, NDCG_CUTOFF,
+                           new_rng(seed)))
 
 
 def make_learner(learner: str | OnlineLearner, n_features: int, seed=0) -> OnlineLearner:
@@ -148,8 +149,7 @@ def simulate_learner(learner: str | OnlineLearner, train: LtrData, test: LtrData
     st, rng, plugs = obj._st, obj._rng, obj._plugs
     rows, done = [], 0
     while True:
-        w = np.ascontiguousarray(st[0][0])
-        rows.append((done, float(mean_ndcg(w, *tdata, NDCG_CUTOFF, evaluator)), float(acc[0])))
+        rows.append((done, float(mean_ndcg(obj._score, st, *tdata, NDCG_CUTOFF, evaluator)), float(acc[0])))
         if done >= impressions:
             break
         steps = min(every, impressions - done)

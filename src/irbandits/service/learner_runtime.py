@@ -29,7 +29,7 @@ import numpy as np
 from sqlalchemy import select
 
 from irbandits.errors import IrbanditsError
-from irbandits.oltr.base import OnlineLearner, Shown, parse_learner
+from irbandits.oltr.base import LEARNERS, OnlineLearner, Shown, parse_learner
 from irbandits.service.experiment_runtime import (
     _COIN,
     _INTERLEAVE,
@@ -66,9 +66,13 @@ def check_learner(body: dict[str, Any]) -> dict[str, Any]:
     fields = dict(name=body["name"], rankers=[], algorithm=body["learner"].strip(), comparison="",
                   seed=int(body.get("seed") or 0), horizon=None, features=features)
     try:
-        make_learner(fields)
+        learner = make_learner(fields)
     except IrbanditsError as exc:
         raise IrbanditsError(f"learner: {exc}") from None
+    if not learner.linear:
+        raise IrbanditsError(f"learner: {learner.name} ranks with a neural network; an experiment holds a linear "
+                             f"learner (one weight a feature, shown on its page): "
+                             f"{', '.join(n for n, c in LEARNERS.items() if c.linear)}")
     return fields
 
 
