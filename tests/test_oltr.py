@@ -14,6 +14,7 @@ from irbandits.clicks.click_models import ClickModel, simulate_clicks
 from irbandits.clicks.ltr import LtrData
 from irbandits.errors import IrbanditsError
 from irbandits.oltr import DBGD, MGD, PDGD, OnlineLearner, PDGDNeural, offline_ndcg, simulate_learner
+from irbandits.oltr.cps import shown_ranks
 from irbandits.oltr.mgd import step_to_winners
 from irbandits.oltr.pdgd import inferred_pairs, pairwise_gradient
 from irbandits.rng import new_rng, randint
@@ -291,7 +292,21 @@ def test_neural_pdgd_steps_along_the_backpropagated_pairwise_estimate():
     assert np.abs(grad).max() > 1e-3
 
 
-# ----- MGD's two updates, parameters and errors ------------------------------------------------------
+# ----- CPS's ranks of logged lists, MGD's two updates, parameters and errors ------------------------
+def test_cps_ranks_the_logged_documents_as_a_full_ranking_does():
+    g = np.random.default_rng(0)
+    for _ in range(50):
+        n, C = int(g.integers(1, 40)), int(g.integers(1, 5))
+        S = g.integers(0, 4, size=(n, C)).astype(float)          # few distinct scores: many ties
+        k = int(g.integers(1, min(n, 10) + 1))
+        shown = g.permutation(n)[:k]
+        out = np.full((C, k), -1, np.int64)
+        shown_ranks(S, shown, k, out)
+        for j in range(C):
+            ranking = sorted(range(n), key=lambda i: (-S[i, j], i))    # by score, ties by index
+            assert out[j].tolist() == [ranking.index(d) for d in shown]
+
+
 def test_mgd_mean_and_winner_takes_all_steps():
     U = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
     credit = np.array([1.0, 2.0, 2.0, 0.0])          # candidates 0 and 1 beat the current ranker

@@ -60,11 +60,11 @@ def full_ranking(s, rng, out):
 
 
 @njit(cache=True)
-def list_probability(ra, rb, n_docs, k, prob):
-    """``P(list)`` under probabilistic interleaving of two full rankings of ``n_docs`` documents in
-    which the list's ``k`` documents have 0-based ranks ``ra`` and ``rb``; writes each slot's
-    ``P_A / (P_A + P_B)`` (the marginalised credit's input) to ``prob``."""
-    wa = wb = total_weight(n_docs)
+def list_probability(ra, rb, total, k, prob):
+    """``P(list)`` under probabilistic interleaving of two full rankings whose rank weights sum to
+    ``total`` (:func:`total_weight`) and in which the list's ``k`` documents have 0-based ranks ``ra``
+    and ``rb``; writes each slot's ``P_A / (P_A + P_B)`` (the marginalised credit's input) to ``prob``."""
+    wa = wb = total
     p = 1.0
     for s in range(k):
         pa, pb = rank_weight(ra[s]) / wa, rank_weight(rb[s]) / wb
@@ -76,23 +76,53 @@ def list_probability(ra, rb, n_docs, k, prob):
 
 
 @njit(cache=True)
+def shown_ranks(S, shown, k, out):
+    """``out[j, s]``: the 0-based rank of document ``shown[s]`` (``s < k``) in ranker ``j``'s full
+    ranking (column ``j`` of ``S``, ties by document index). One pass over the documents: each adds
+    one to the count of how many of the shown documents' scores it exceeds (a tie is settled apart)."""
+    C = S.shape[1]
+    t = np.empty((C, k))        # ranker j's scores of the shown documents, ascending
+    order = np.empty((C, k), np.int64)
+    above = np.zeros((C, k + 1), np.int64)  # above[j, c]: documents exceeding exactly the c lowest
+    for j in range(C):
+        col = np.empty(k)
+        for s in range(k):
+            col[s] = S[shown[s], j]
+        order[j] = np.argsort(col, kind="mergesort")
+        for s in range(k):
+            t[j, s] = col[order[j, s]]
+            out[j, s] = 0
+    for i in range(S.shape[0]):
+        for j in range(C):
+            v = S[i, j]
+            c = 0
+            for s in range(k):
+                c += 1 if v > t[j, s] else 0
+            above[j, c] += 1
+            while c < k and v == t[j, c]:   # a tie: i ranks above the shown document if its index is lower
+                if i < shown[order[j, c]]:
+                    out[j, order[j, c]] += 1
+                c += 1
+    for j in range(C):
+        n_above = 0
+        for c in range(k - 1, -1, -1):
+            n_above += above[j, c + 1]
+            out[j, order[j, c]] += n_above
+
+
+@njit(cache=True)
 def preselect(Wc, hist_X, hist_n, hist_shown, hist_len, hist_clicks, hist_p, count, rng):
     """The index of the candidate (row of ``Wc``) that wins a knock-out tournament of PI-MA-IS
     comparisons on the ``count`` logged impressions."""
     C, H, L = Wc.shape[0], count, hist_shown.shape[1]
-    ranks = np.zeros((C, H, L), np.int64)
+    ranks = np.zeros((H, C, L), np.int64)
+    total = np.empty(H)
     for h in range(H):
         n = hist_n[h]
+        total[h] = total_weight(n)
         S = np.empty((n, C))
         scores(hist_X[h, :n], Wc, S)
-        for j in range(C):
-            for s in range(hist_len[h]):
-                d = hist_shown[h, s]
-                r = 0
-                for i in range(n):
-                    if S[i, j] > S[d, j] or (S[i, j] == S[d, j] and i < d):
-                        r += 1
-                ranks[j, h, s] = r
+        shown_ranks(S, hist_shown[h], hist_len[h], ranks[h])
     alive = np.arange(C)
     left = C
     prob, assign = np.empty(L), np.zeros(L, np.int64)
@@ -104,7 +134,7 @@ def preselect(Wc, hist_X, hist_n, hist_shown, hist_len, hist_clicks, hist_p, cou
         o = 0.0
         for h in range(H):
             k = hist_len[h]
-            p = list_probability(ranks[c1, h], ranks[c2, h], hist_n[h], k, prob)
+            p = list_probability(ranks[h, c1], ranks[h, c2], total[h], k, prob)
             o += p / hist_p[h] * marginalised_credit(hist_shown[h], k, hist_shown[h], k, hist_shown[h], k, assign,
                                                      prob, hist_clicks[h])
         loser = y if o > 0 or (o == 0 and randint(rng, 2) == 1) else x
@@ -153,7 +183,7 @@ def _update(st, rng, X, shown, n, clicks, plug1, plug2):
     ra, rb = np.empty(n, np.int64), np.empty(n, np.int64)
     for s in range(n):
         ra[s], rb[s] = pos[0, shown[s]], pos[1, shown[s]]
-    hist_p[h] = list_probability(ra, rb, N, n, np.empty(n))
+    hist_p[h] = list_probability(ra, rb, total_weight(N), n, np.empty(n))
     hist_clicks[h, :] = False
     hist_clicks[h, :n] = clicks[:n]
     ring[0] = (h + 1) % hist_n.shape[0]
