@@ -91,6 +91,16 @@ def _publish(rows: list[Claim], source: str, out: Path, *written: Path) -> None:
     console.print(f"wrote {', '.join(names[:-1])} and {names[-1]}", markup=False)
 
 
+def _report(name: str, result: dict, out: Path, evaluated: str) -> None:
+    """A measures study's timings, then its report ``out/NAME.md`` with its figures and ``out/claims.csv``."""
+    s, module = result["seconds"], get_study(name).load()
+    console.print(f"read {s['read']:.1f} s, {evaluated} {s['evaluate']:.1f} s, compare {s['compare']:.1f} s",
+                  markup=False)
+    out.mkdir(exist_ok=True)
+    console.print(f"wrote {module.write_report(result, out, out / f'{name}.md')} and its figures", markup=False)
+    console.print(f"wrote {write_claims(module.claim_rows(result), out)}", markup=False)
+
+
 def _study(name: str):
     """Register a command under the study's registered name and description."""
     return app.command(name, help=STUDIES[name].description)
@@ -114,12 +124,7 @@ def best_item_study(
     base = result["baseline"]["tau"]
     console.print(f"random sparse labels: 95 % of {draws} draws give tau in "
                   f"[{base.quantile(0.025):.3f}, {base.quantile(0.975):.3f}] (published 0.485-0.735)")
-    s = result["seconds"]
-    console.print(f"read {s['read']:.1f} s, evaluate 63 runs x 4 measures {s['evaluate']:.1f} s, "
-                  f"compare {s['compare']:.1f} s")
-    out.mkdir(exist_ok=True)
-    console.print(f"wrote {study.load().write_report(result, out, out / 'best-item-study.md')} and its figures")
-    console.print(f"wrote {write_claims(study.load().claim_rows(result), out)}")
+    _report("best-item-study", result, out, "evaluate 63 runs x 4 measures")
 
 
 @_study("judging-study")
@@ -330,11 +335,7 @@ def preference_measures(
                              "samples"))
     ref = result["ndcg_pgc"]
     console.print(f"nDCG@10 vs PGC: tau = {ref['tau']:.4f} (published 0.8150)")
-    s = result["seconds"]
-    console.print(f"read {s['read']:.1f} s, evaluate {s['evaluate']:.1f} s, compare {s['compare']:.1f} s")
-    out.mkdir(exist_ok=True)
-    console.print(f"wrote {study.load().write_report(result, out, out / 'preference-measures.md')} and its figures")
-    console.print(f"wrote {write_claims(study.load().claim_rows(result), out)}")
+    _report("preference-measures", result, out, "evaluate")
 
 
 def _online_study(name: str) -> None:

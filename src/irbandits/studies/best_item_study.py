@@ -19,7 +19,7 @@ import pandas as pd
 from irbandits.io import read_judgments, read_qrels, read_runs
 from irbandits.measures import best_items, evaluate, mean_over_topics
 from irbandits.measures.correlation import compare, tau
-from irbandits.studies.claims import Claim, doc_table
+from irbandits.studies.claims import Claim, doc_table, write_section
 from irbandits.studies.claims import claim_rows as rows
 
 THESIS_JUDGMENTS = (9_713, 984)  # thesis 5.1: the first round and Set II's phase, the file's first and last lines
@@ -236,10 +236,4 @@ How the numbers differ from the published ones:
   percentile interval sits low. BCa corrects that shift.
 {END}
 """
-    old = doc.read_text() if doc.exists() else "# Reproductions\n"
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text.strip() + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip() + "\n\n" + text
-    doc.write_text(new)
-    return doc
+    return write_section(doc, BEGIN, END, text)

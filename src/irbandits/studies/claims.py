@@ -141,6 +141,18 @@ def fill_doc(text: str, rows: Sequence[Claim]) -> str:
     return text
 
 
+def write_section(doc: Path, begin: str, end: str, text: str) -> Path:
+    """Put ``text`` (a report section from its ``begin`` line to its ``end`` line) in place of the one
+    ``doc`` holds between those lines, or at its end (a new file starts with a title). Returns ``doc``."""
+    old = doc.read_text() if doc.exists() else "# Reproductions\n"
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + text.strip() + old[old.index(end) + len(end):]
+    else:
+        new = old.rstrip() + "\n\n" + text
+    doc.write_text(new)
+    return doc
+
+
 def find(root: str | Path, depth: int = 2) -> list[Path]:
     """The ``claims.csv`` files in ``root`` and its folders down to ``depth`` levels."""
     root = Path(root)

@@ -20,7 +20,7 @@ import pandas as pd
 from irbandits.io import read_judgments, read_qrels, read_runs
 from irbandits.measures import evaluate, mean_over_topics
 from irbandits.measures.correlation import compare
-from irbandits.studies.claims import Claim, doc_table
+from irbandits.studies.claims import Claim, doc_table, write_section
 from irbandits.studies.claims import claim_rows as rows
 
 BEGIN, END = "<!-- preference-measures:begin -->", "<!-- preference-measures:end -->"
@@ -216,10 +216,4 @@ What the thesis reports and whether it agrees:
   project's reading of Sakai & Zeng's preference-to-gain measures, whose exact definitions were not at hand.
 {END}
 """
-    old = doc.read_text() if doc.exists() else "# Reproductions\n"
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text.strip() + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip() + "\n\n" + text
-    doc.write_text(new)
-    return doc
+    return write_section(doc, BEGIN, END, text)
