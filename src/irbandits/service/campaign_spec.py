@@ -19,7 +19,7 @@ from typing import Any, Callable
 from irbandits.errors import IrbanditsError
 from irbandits.judging.texts import NOTES, parse_passages, parse_topics
 from irbandits.params import Param
-from irbandits.service.crowd import check_crowd
+from irbandits.service.crowd import check_crowd, check_known_pair
 from irbandits.service.judges import topk_process
 from irbandits.service.validation import MAX_SEED, check_text
 
@@ -213,9 +213,5 @@ def _tests(given: list | None, qrels, pools: dict[str, list[str]], texts: dict[s
         topic, better, worse = pair
         if topic not in pools:
             raise IrbanditsError(f"tests[{i}]: topic {topic} has no judging pool")
-        if better == worse:
-            raise IrbanditsError(f"tests[{i}]: an item cannot be tested against itself ({better})")
-        for docno in (better, worse):
-            if docno not in texts:
-                raise IrbanditsError(f"tests[{i}]: no text for document {docno}")
+        check_known_pair(f"tests[{i}]", better, worse, texts)
     return [list(p) for p in given]

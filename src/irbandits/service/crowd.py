@@ -126,12 +126,17 @@ def check_crowd(given: dict[str, Any] | None, kind: str, topics: dict[str, str],
         topic, better, worse = pair[:3]
         if topic not in topics:
             raise IrbanditsError(f"crowd.practice[{i}]: no query for topic {topic}")
-        if better == worse:
-            raise IrbanditsError(f"crowd.practice[{i}]: an item cannot be compared with itself ({better})")
-        for docno in (better, worse):
-            if docno not in texts:
-                raise IrbanditsError(f"crowd.practice[{i}]: no text for document {docno}")
+        check_known_pair(f"crowd.practice[{i}]", better, worse, texts)
     return crowd.model_dump(by_alias=True)
+
+
+def check_known_pair(where: str, better: str, worse: str, texts: dict[str, str]) -> None:
+    """A pair with a known answer (a practice or test pair) names two different documents with texts."""
+    if better == worse:
+        raise IrbanditsError(f"{where}: an item cannot be compared with itself ({better})")
+    for docno in (better, worse):
+        if docno not in texts:
+            raise IrbanditsError(f"{where}: no text for document {docno}")
 
 
 def guidelines_html(markdown: str) -> Markup:
