@@ -31,6 +31,16 @@ def login(service, token: str = ADMIN):
     return service.client.post("/admin/login", data={"token": token, "csrf": csrf_of(page)}, follow_redirects=False)
 
 
+def refused_form(service, path: str, data: dict, message: str) -> tuple[str, list[str]]:
+    """Post the organiser's form at ``path`` with ``data``: it must come back 422 with the form's error
+    starting with ``message``. Returns the page and the names of the fields it marks invalid."""
+    login(service)
+    r = service.client.post(path, data=data | {"csrf": csrf_of(service.client.get(path))})
+    assert r.status_code == 422 and message in r.text, r.text
+    assert re.search(r'<p class="error" role="alert" id="form-error">([^<]*)</p>', r.text).group(1).startswith(message)
+    return r.text, re.findall(r'name="(\w+)"[^>]* autofocus aria-invalid="true"', r.text)
+
+
 # ----- campaign bodies and an assessor who knows the answers (the API tests share them) ------------
 SCRIPT = 'Best <script>alert("x")</script> & "quotes"'
 

@@ -13,7 +13,7 @@ from alembic.config import Config
 from irbandits.client import Client, ServiceError
 from irbandits.service.db import MIGRATIONS
 
-from .conftest import ADMIN, csrf_of, login
+from .conftest import ADMIN, csrf_of, login, refused_form
 
 RANKERS = ["bm25", "neural", "mixed"]
 # how to bring a new (running) experiment to each state
@@ -279,16 +279,10 @@ def test_the_form_creates_an_experiment_as_the_api_would(service):
     ({"name": "a\x00b"}, "experiment", "experiment[&#39;name&#39;]: the text contains a NUL character"),
 ])
 def test_a_bad_field_shows_the_form_again_with_the_problem_and_the_values(service, change, field, message):
-    login(service)
-    csrf = csrf_of(service.client.get("/admin/experiments"))
-    r = service.client.post("/admin/experiments", data=FORM | change | {"csrf": csrf})
-    assert r.status_code == 422 and message in r.text, r.text
-    error = re.search(r'<p class="error" role="alert" id="form-error">([^<]*)</p>', r.text).group(1)
-    assert error.startswith(message)
+    page, marked = refused_form(service, "/admin/experiments", FORM | change, message)
     kept = FORM | change
-    assert f"value=\"{kept['algorithm']}\"" in r.text and kept["rankers"] in r.text
-    assert f"<option selected>{kept['comparison']}</option>" in r.text or kept["comparison"] == "zipper"
-    marked = re.findall(r'name="(\w+)"[^>]* autofocus aria-invalid="true"', r.text)
+    assert f"value=\"{kept['algorithm']}\"" in page and kept["rankers"] in page
+    assert f"<option selected>{kept['comparison']}</option>" in page or kept["comparison"] == "zipper"
     assert marked == ([field] if field in FORM else [])
     assert organiser(service).experiments() == []
 

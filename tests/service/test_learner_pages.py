@@ -9,7 +9,7 @@ import pytest
 
 from irbandits.client import Client
 
-from .conftest import ADMIN, csrf_of, login
+from .conftest import ADMIN, csrf_of, login, refused_form
 
 FORM = dict(name="learning ranker", kind="learner", learner="PDGD", features="5", seed="3",
             rankers="ignored", algorithm="NoSuchAlgo", comparison="zipper", length="x")   # the rankers' fields: ignored
@@ -46,16 +46,10 @@ def test_the_form_creates_a_learner_experiment_and_the_pages_show_it(service):
     ({"kind": "both"}, "kind", "kind: give one of rankers, learner, got &#39;both&#39;"),
 ])
 def test_a_bad_learner_field_shows_the_form_again_with_the_problem_and_the_values(service, change, field, message):
-    login(service)
-    csrf = csrf_of(service.client.get("/admin/experiments"))
-    r = service.client.post("/admin/experiments", data=FORM | change | {"csrf": csrf})
-    assert r.status_code == 422 and message in r.text, r.text
-    error = re.search(r'<p class="error" role="alert" id="form-error">([^<]*)</p>', r.text).group(1)
-    assert error.startswith(message)
+    page, marked = refused_form(service, "/admin/experiments", FORM | change, message)
     kept = FORM | change
-    assert f'value="{kept["learner"]}"' in r.text and f'value="{kept["features"]}"' in r.text
+    assert f'value="{kept["learner"]}"' in page and f'value="{kept["features"]}"' in page
     if field != "kind":
-        assert 'name="kind" value="learner" checked' in r.text
-    marked = re.findall(r'name="(\w+)"[^>]* autofocus aria-invalid="true"', r.text)
+        assert 'name="kind" value="learner" checked' in page
     assert marked == ([field] if field != "kind" else [])
     assert experiments(service) == []
