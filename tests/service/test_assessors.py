@@ -11,7 +11,7 @@ import re
 import pytest
 
 from irbandits.client import Client, ServiceError
-from irbandits.service import campaign_runtime
+from irbandits.service import campaigns
 
 from .conftest import ADMIN, csrf_of, login, preference_body
 
@@ -85,7 +85,7 @@ def test_a_failed_insert_creates_nobody(service, monkeypatch):
     before it are not kept either."""
     cid = service.campaign(**preference_body())
     tokens = iter(["t-one", "t-two", "t-one"])
-    monkeypatch.setattr(campaign_runtime, "new_token", lambda: next(tokens))
+    monkeypatch.setattr(campaigns, "new_token", lambda: next(tokens))
     reg = service.app.state.campaigns
     with pytest.raises(Exception, match="(?i)unique"):
         reg.add_people(reg.get(cid), ["a", "b", "c"])

@@ -22,8 +22,9 @@ from starlette.datastructures import UploadFile
 
 from irbandits.errors import Conflict, IrbanditsError
 from irbandits.service.api_crowd import join_state
-from irbandits.service.campaign_runtime import MOVES, Campaigns
+from irbandits.service.campaign_runtime import MOVES
 from irbandits.service.campaign_spec import OPTIONS, check_campaign
+from irbandits.service.campaigns import Campaigns
 from irbandits.service.credentials import token_hash
 from irbandits.service.guard import client_address, refusal
 from irbandits.service.judges import log_csv, log_jsonl

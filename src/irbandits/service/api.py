@@ -10,8 +10,8 @@ from pydantic import Discriminator, Field, StrictBool, StrictInt, StrictStr, Tag
 from pydantic_core import PydanticCustomError
 
 from irbandits.service.auth import require_admin, require_assessor
-from irbandits.service.campaign_runtime import Campaigns
 from irbandits.service.campaign_spec import check_campaign
+from irbandits.service.campaigns import Campaigns
 from irbandits.service.judges import log_csv, log_jsonl
 from irbandits.service.validation import MAX_NAMES, Name, Strict, parsed, raw_body
 

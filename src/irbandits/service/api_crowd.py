@@ -12,7 +12,8 @@ from fastapi.responses import JSONResponse
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from irbandits.service.auth import Assessed, require_admin, require_assessor
-from irbandits.service.campaign_runtime import CampaignRuntime, Campaigns
+from irbandits.service.campaign_runtime import CampaignRuntime
+from irbandits.service.campaigns import Campaigns
 from irbandits.service.crowd import check_crowd, join_token
 from irbandits.service.validation import Strict, csv_text
 

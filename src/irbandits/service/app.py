@@ -2,7 +2,7 @@
 
 At start it loads (or makes) the secrets kept beside the database (:mod:`irbandits.service.credentials`),
 migrates the database, and rebuilds every campaign's process by replaying its judgments table
-(:class:`irbandits.service.campaign_runtime.Campaigns`). Routers: the judging API (:mod:`irbandits.service.api`),
+(:class:`irbandits.service.campaigns.Campaigns`). Routers: the judging API (:mod:`irbandits.service.api`),
 the experiments' and the pages. The front end's experiment calls are served by
 :class:`irbandits.service.hotroutes.HotRoutes` in front of the routers, and
 :class:`irbandits.service.guard.Guard` stands in front of everything: credentials and body limits before
@@ -45,7 +45,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from irbandits.judging.assessors import AssessorRegistry
     from irbandits.service import admin, admin_crowd, admin_experiments, api, api_crowd, api_experiments, pages
     from irbandits.service.auth import AssessorCache
-    from irbandits.service.campaign_runtime import Campaigns
+    from irbandits.service.campaigns import Campaigns
     from irbandits.service.credentials import load_credentials, secrets_path
     from irbandits.service.db import make_engine, migrate, sessions
     from irbandits.service.experiments import Experiments
