@@ -35,6 +35,7 @@ def test_simulate_from_a_matrix_file(tmp_path):
         (["-a", "RUBC"], "unknown algorithm 'RUBC'"),
         (["-a", "RUCB:gamma=1"], "unknown parameter 'gamma'"),
         (["-a", "RUCB:alpha=abc"], "alpha must be float"),
+        (["-a", "RUCB:alpha=1e999"], "alpha must be a finite number, got inf"),
         (["--problem", "nope"], "unknown problem 'nope'"),
         (["--horizon", "ten"], "--horizon must be a number"),
     ],

@@ -13,6 +13,7 @@ name, with one form of error.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
@@ -42,6 +43,8 @@ class Param:
         if value is None and self.default is None:
             return None
         try:
+            if isinstance(value, bool):   # JSON true is not the number 1
+                raise ValueError
             if isinstance(value, str):
                 value = parse_number(value) if self.type in (int, float) else value
             if self.type is int and not isinstance(value, int):
@@ -54,6 +57,8 @@ class Param:
             raise IrbanditsError(
                 f"{algorithm}: parameter {self.name} must be {self.type.__name__}, got {value!r}"
             ) from None
+        if self.type is float and not math.isfinite(value):
+            raise IrbanditsError(f"{algorithm}: parameter {self.name} must be a finite number, got {value!r}")
         if self.valid is not None and not self.valid(value):
             raise IrbanditsError(f"{algorithm}: parameter {self.name}={value!r} is invalid; {self.name} must be {self.valid_text}")
         return value

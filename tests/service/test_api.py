@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -112,6 +113,12 @@ def test_401_403_404(service):
     (dict(options={"seed": 1, "zz": 2}), "options: unknown option 'zz'"),
     (dict(options={"n": 0}), "options: parameter n=0 is invalid"),
     (dict(options={"keep": "most"}), "options: parameter keep='most' is invalid"),
+    (dict(options={"n": True}), "options: parameter n must be int, got True"),
+    (dict(options={"seed": True}), "options: parameter seed must be int, got True"),
+    (dict(qrels="".join(f"{'t' * 101} 0 d{i} 3\n" for i in range(6)), topics={"t" * 101: "q"}),
+     "topics: the topic id 'tttttttttttttttttttttttttttttttttttttttt'... has 101 characters; at most 100"),
+    (dict(qrels="".join(f"1 0 {'d' * 201}{i} 3\n" for i in range(6)),
+          texts={f"{'d' * 201}{i}": "text" for i in range(6)}), "texts: the document id 'ddd"),
     (dict(qrels="1 0 d1\n"), "qrels, line 1: a qrels line has 4 columns"),
     (dict(qrels="1 0 d1 high\n"), "qrels, line 1, column 4: grade must be a number"),
     (dict(qrels="1 0 zz 3\n"), "texts: no text for document zz (topic 1)"),
@@ -141,6 +148,11 @@ def test_422_malformed_answers_and_bodies(service):
         "Authorization": a["Authorization"], "content-type": "application/json"})
     assert r.status_code == 422
     assert service.admin("POST", f"/api/campaigns/{cid}/assessors", json={}).json() == {"detail": "name: Field required"}
+    deep = b'{"crowd": ' + b"[" * 5000 + b"]" * 5000 + b"}"   # nested past any parser's depth: 422, like any bad body
+    for path in ("/api/campaigns", f"/api/campaigns/{cid}/crowd"):
+        r = service.client.post(path, content=deep, headers={"Authorization": f"Bearer {ADMIN}",
+                                                            "content-type": "application/json"})
+        assert r.status_code == 422 and isinstance(r.json()["detail"], str), (path, r.text)
     assert exported(service, cid) == []
 
 
@@ -276,11 +288,16 @@ def test_graded_campaign_one_lease_per_topic_budget_and_qrels(service):
 @pytest.mark.parametrize("change, message", [
     (dict(options={"method": "NOPE"}), "unknown pooling method 'NOPE'"),
     (dict(options={"grades": [0, 0]}), "options: grades must be a list of different whole numbers"),
+    (dict(options={"grades": [0, 2**53 + 1]}), "options: grades must be a list of different whole numbers from"),
+    (dict(options={"relevant_grade": float("nan")}), "options: parameter relevant_grade must be a finite number"),
+    (dict(options={"relevant_grade": "inf"}), "options: parameter relevant_grade must be a finite number"),
     (dict(options={"budget": 0}), "options: parameter budget=0 is invalid"),
     (dict(runs={"x": "1 Q0 d1 1\n"}), "runs/x, line 1: a run line has 6 columns"),
     (dict(runs={"../x": "1 Q0 d1 1 1 x\n"}), "runs: the run name '../x' may only use"),
     (dict(qrels="1 0 d1 1\n"), "a graded campaign needs runs"),
 ])
 def test_422_graded(service, change, message):
-    r = service.admin("POST", "/api/campaigns", json={**graded_body(), **change})
+    body = json.dumps({**graded_body(), **change})   # NaN as JavaScript writes it
+    r = service.client.post("/api/campaigns", content=body, headers={"Authorization": f"Bearer {ADMIN}",
+                                                                       "content-type": "application/json"})
     assert r.status_code == 422 and r.json()["detail"].startswith(message), r.json()

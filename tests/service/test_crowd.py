@@ -94,7 +94,8 @@ def test_a_join_link_is_closed_rotated_and_refuses_what_is_not_an_id(service):
     assert "<strong>this</strong>" in preview.text and "<script>" not in preview.text   # Markdown, no raw HTML
     for query, status, words in [("", 422, "needs your worker id"),
                                  ("?PROLIFIC_PID=a%20b", 422, "PROLIFIC_PID: an id is 1 to 64"),
-                                 ("?workerId=" + "x" * 65, 422, "workerId: an id is 1 to 64")]:
+                                 ("?workerId=" + "x" * 65, 422, "workerId: an id is 1 to 64"),
+                                 ("?PROLIFIC_PID=abc%0A", 422, "PROLIFIC_PID: an id is 1 to 64")]:
         r = arrive(service, old, query)
         assert r.status_code == status and words in r.text, (query, r.text)
     assert service.admin("GET", f"/api/campaigns/{cid}/payments").json() == []       # nobody was created
@@ -106,6 +107,10 @@ def test_a_join_link_is_closed_rotated_and_refuses_what_is_not_an_id(service):
     assert new != old and arrive(service, old, PROLIFIC.format(pid="bob")).status_code == 404
     assert token_of(arrive(service, new, PROLIFIC.format(pid="ann"))) == ann
     aid = service.admin("GET", f"/api/campaigns/{cid}/payments").json()[0]["id"]
+    fresh = service.admin("POST", f"/api/campaigns/{cid}/assessors/{aid}", json={"token": "new"}).json()["token"]
+    assert fresh != ann and service.next(bearer(ann)).status_code == 401               # the old link is dead ...
+    assert token_of(arrive(service, new, PROLIFIC.format(pid="ann"))) == fresh          # ... for good: she gets the new one
+    assert service.next(bearer(ann)).status_code == 401 and service.next(bearer(fresh)).status_code == 200
     assert service.admin("POST", f"/api/campaigns/{cid}/assessors/{aid}", json={"revoked": True}).status_code == 200
     assert arrive(service, new, PROLIFIC.format(pid="ann")).status_code == 401          # withdrawn by the organiser
     assert service.admin("POST", f"/api/campaigns/{cid}/join", json={}).status_code == 422

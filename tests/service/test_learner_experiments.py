@@ -156,6 +156,10 @@ def test_malformed_impressions_and_clicks_are_refused_and_change_nothing(service
                         (dict(name="x", learner="PDGD", features=0), "features: "),
                         (dict(name="x", learner="PDGD:learning_rate=-1", features=5), "learner: "),
                         (dict(name="x", learner="PDGD-NN", features=5), "learner: PDGD-NN ranks with a neural"),
+                        (dict(name="x", learner="MGD:n=100000000", features=5), "n must be 1 to 100"),
+                        (dict(name="x", learner="PDGD:length=1000000000", features=5), "length must be 1 to 1000"),
+                        (dict(name="x", learner="DBGD-CPS:candidates=100000000", features=5), "must be 1 to 100"),
+                        (dict(name="x", learner="PDGD:learning_rate=1e999", features=5), "a finite number"),
                         (dict(name="x", learner="PDGD", features=5, rankers=["a", "b"]), "rankers: "),
                         (dict(name="x", rankers=["a", "b"]), "algorithm: ")]:
         with pytest.raises(ServiceError) as exc:

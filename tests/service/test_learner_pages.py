@@ -38,7 +38,8 @@ def test_the_form_creates_a_learner_experiment_and_the_pages_show_it(service):
 
 @pytest.mark.parametrize("change, field, message", [
     ({"learner": "NoSuchLearner"}, "learner", "learner: unknown online learner &#39;NoSuchLearner&#39;"),
-    ({"learner": "MGD:n=0"}, "learner", "learner: MGD: parameter n=0 is invalid; n must be &gt;= 1"),
+    ({"learner": "MGD:n=0"}, "learner", "learner: MGD: parameter n=0 is invalid; n must be 1 to 100"),
+    ({"learner": "MGD:n=100000000"}, "learner", "learner: MGD: parameter n=100000000 is invalid; n must be 1 to 100"),
     ({"learner": " "}, "learner", "learner: give the online learner, e.g. PDGD or MGD:n=9"),
     ({"features": ""}, "features", "features: give the number of features of a document, 1 to 1000, got None"),
     ({"features": "2.5"}, "features", "features: give a whole number, got &#39;2.5&#39;"),

@@ -146,6 +146,16 @@ def test_an_unauthenticated_body_is_refused_before_it_is_read(service, live):
     answer = raw_request(live, f"POST /api/tasks/{task}/answer HTTP/1.1\r\nHost: x\r\nAuthorization: {a['Authorization']}"
                                f"\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]   # an assessor's route is small
+    experiment = dict(rankers=["a", "b"], algorithm="RUCB", comparison="team-draft", seed=1)
+    e1, e2 = (service.admin("POST", "/api/experiments", json=dict(name=n, **experiment)).json()["id"] for n in "xy")
+    other = service.admin("POST", f"/api/experiments/{e2}/clients", json={"name": "front"}).json()["token"]
+    for path, token, status in (("/api/campaigns", a["Authorization"], 403),      # large bodies: their callers' only
+                                ("/api/campaigns", f"Bearer {other}", 401),
+                                (f"/api/experiments/{e1}/impressions", a["Authorization"], 401),
+                                (f"/api/experiments/{e1}/impressions", f"Bearer {other}", 404)):
+        answer = raw_request(live, f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: {token}\r\n"
+                                   f"Content-Type: application/json\r\nContent-Length: {size}\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 %d" % status), (path, answer[:300])
     r = service.client.post(f"/api/tasks/{task}/answer", content=b'{"answer": "left", "client_id": "' + b"x" * 70_000
                             + b'"}', headers={"Authorization": a["Authorization"], "content-type": "application/json"})
     assert r.status_code == 413

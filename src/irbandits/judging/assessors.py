@@ -37,7 +37,7 @@ from irbandits.errors import IrbanditsError
 Assessor = Callable[[str, str, str, str], str]
 USAGE = ("calls", "cached", "prompt_tokens", "completion_tokens", "cost_usd")  # what one call costs
 GROUP = "irbandits.assessors"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _WORD = re.compile(r"\w+")
 
 
@@ -96,7 +96,7 @@ def load_callable(spec: str, what: str = "--assessor") -> Assessor:
 
 def check_name(name: str, what: str) -> str:
     """``name`` if it may name an assessor (letters, digits, . _ -, at most 64), else an error."""
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise IrbanditsError(f"{what} {name[:80]!r}: a name uses letters, digits and . _ - (at most 64)")
     return name
 
@@ -108,7 +108,7 @@ def parse_assessor_option(text: str) -> tuple[str, str]:
     ('llm', 'my_judges:gpt')
     """
     name, eq, spec = text.partition("=")
-    if not eq or not _NAME.match(name.strip()):
+    if not eq or not _NAME.fullmatch(name.strip()):
         raise IrbanditsError(f"--assessor: give NAME=module:function (NAME: letters, digits, . _ -), got {text!r}")
     return name.strip(), spec.strip()
 

@@ -38,7 +38,7 @@ from irbandits.rng import new_rng
 
 LEARNERS: Registry[type["OnlineLearner"]] = Registry("online learner")
 
-LENGTH = Param("length", int, CUTOFF, "results shown per impression", lambda n: n >= 1, ">= 1")
+LENGTH = Param("length", int, CUTOFF, "results shown per impression", lambda n: 1 <= n <= 1000, "1 to 1000")
 DELTA = Param("delta", float, 1.0, "exploration step: candidates are w + delta u, u a random unit vector",
               lambda d: d > 0, "> 0")
 GAMMA = Param("gamma", float, 0.01, "learning rate: a winning candidate moves w by gamma u", lambda g: g > 0, "> 0")

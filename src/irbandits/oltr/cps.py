@@ -197,8 +197,9 @@ class CPS(OnlineLearner):
     description = "DBGD with candidate preselection: the best of several candidates on logged clicks (PI-MA-IS)"
     reference = "Hofmann, Schuth, Whiteson & de Rijke WSDM 2013"
     params = (Param("candidates", int, 10, "candidates per impression, one kept by the tournament",
-                    lambda n: n >= 1, ">= 1"),
-              Param("history", int, 10, "logged impressions the tournament uses", lambda n: n >= 1, ">= 1"),
+                    lambda n: 1 <= n <= 100, "1 to 100"),
+              Param("history", int, 10, "logged impressions the tournament uses", lambda n: 1 <= n <= 100,
+                    "1 to 100"),
               DELTA, GAMMA, LENGTH)
     _scratch = ("U", "chosen", "full", "pos", "assign", "prob")
     _rank = staticmethod(_rank)

@@ -93,7 +93,7 @@ class MGD(OnlineLearner):
     name = "MGD"
     description = "Multileave Gradient Descent: n random candidates multileaved with w, mean- or winner-takes-all step"
     reference = "Schuth, Oosterhuis, Whiteson & de Rijke WSDM 2016"
-    params = (Param("n", int, 9, "candidates per impression", lambda n: n >= 1, ">= 1"), DELTA, GAMMA,
+    params = (Param("n", int, 9, "candidates per impression", lambda n: 1 <= n <= 100, "1 to 100"), DELTA, GAMMA,
               Param("update", str, "mean", "mean (MGD-M: the winners' mean direction) or winner (MGD-W: "
                     "one best winner)", lambda u: u in UPDATES, " or ".join(UPDATES)),
               Param("multileaving", str, "team-draft", "multileaving method of w and the candidates",

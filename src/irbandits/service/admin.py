@@ -276,7 +276,7 @@ async def new_link(cid: int, aid: int, request: Request, nonce: str = Depends(re
     reg = registry(request)
     runtime = reg.get(cid)
     name = reg.assessor(runtime, aid).name
-    token = await run_in_threadpool(reg.reissue, runtime, aid)
+    token = await run_in_threadpool(reg.reissue, runtime, aid, request.app.state.session_secret)
     return await run_in_threadpool(_dashboard, request, cid, nonce, dict(name=name, url=f"/a/{token}"), 201)
 
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import Discriminator, Field, StrictBool, StrictInt, StrictStr, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
+from starlette.concurrency import run_in_threadpool
 
 from irbandits.service.auth import require_admin, require_assessor
 from irbandits.service.campaign_spec import check_campaign
@@ -124,10 +125,12 @@ def registry(request: Request) -> Campaigns:
 
 
 # ----- organiser ---------------------------------------------------------------------------------
-@router.post("/campaigns", status_code=201, dependencies=admin)
-def create_campaign(body: CampaignIn, request: Request) -> dict:
-    runtime = registry(request).create(check_campaign(body.model_dump()))
-    return {"id": runtime.id}
+@router.post("/campaigns", status_code=201, dependencies=admin, openapi_extra=raw_body(CampaignIn))
+async def create_campaign(request: Request) -> dict:
+    """Parsed and checked off the event loop: the body may hold a collection's texts (``--max-upload``)."""
+    raw = await request.body()
+    return await run_in_threadpool(lambda: {"id": registry(request).create(check_campaign(
+        parsed(CampaignIn, raw).model_dump())).id})
 
 
 @router.get("/campaigns", dependencies=admin)
@@ -209,7 +212,7 @@ def change_assessor(cid: int, aid: int, body: AssessorChange, request: Request) 
         reg.set_revoked(runtime, aid, body.revoked)
         changed["revoked"] = body.revoked
     if body.token is not None:
-        token = reg.reissue(runtime, aid)
+        token = reg.reissue(runtime, aid, request.app.state.session_secret)
         changed |= {"revoked": False, "token": token, "url": f"/a/{token}"}
     return changed
 

@@ -10,12 +10,13 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import Field, StrictBool, StrictInt, model_validator
+from starlette.concurrency import run_in_threadpool
 
 from irbandits.service.auth import Assessed, require_admin, require_assessor
 from irbandits.service.campaign_runtime import CampaignRuntime
 from irbandits.service.campaigns import Campaigns
 from irbandits.service.crowd import check_crowd, join_token
-from irbandits.service.validation import Strict, csv_text
+from irbandits.service.validation import Strict, csv_text, parsed, raw_body
 
 router = APIRouter(prefix="/api")
 admin = [Depends(require_admin)]
@@ -78,16 +79,22 @@ class CrowdSettingsIn(Strict):
     crowd: dict[str, Any] | None
 
 
-@router.post("/campaigns/{cid}/crowd", dependencies=admin,
+@router.post("/campaigns/{cid}/crowd", dependencies=admin, openapi_extra=raw_body(CrowdSettingsIn),
              responses={409: {"description": "practice pairs or bundles changed after work was logged"}})
-def set_crowd(cid: int, body: CrowdSettingsIn, request: Request) -> dict:
+async def set_crowd(cid: int, request: Request) -> dict:
     """Replace the campaign's crowd settings (the fields of ``crowd`` in ``POST /api/campaigns``);
     answers with the stored settings. Guidelines, consent, quotas, the time limit and the completion may
     change at any time; the practice pairs and the bundles only before anyone has worked."""
-    runtime = registry(request).get(cid)
-    crowd = check_crowd(body.crowd, runtime.kind, runtime.topics, runtime.texts, runtime.tests)
-    runtime.set_crowd(crowd)
-    return {"crowd": crowd}
+    raw = await request.body()
+
+    def store() -> dict:
+        runtime = registry(request).get(cid)
+        crowd = check_crowd(parsed(CrowdSettingsIn, raw).crowd, runtime.kind, runtime.topics, runtime.texts,
+                            runtime.tests)
+        runtime.set_crowd(crowd)
+        return {"crowd": crowd}
+
+    return await run_in_threadpool(store)
 
 
 def payment_csv(rows: list[dict]) -> str:

@@ -30,6 +30,7 @@ from irbandits.errors import Unauthorized
 from irbandits.service.auth import bearer_token, require_admin
 from irbandits.service.credentials import token_hash
 from irbandits.service.experiments import Experiments, checked
+from irbandits.service.guard import NOT_A_CLIENT
 from irbandits.service.validation import MAX_SEED, Strict, parsed, raw_body
 
 router = APIRouter(prefix="/api")
@@ -107,7 +108,7 @@ def allowed(state, authorization: str) -> int | None:
         return None
     eid = state.experiments.clients.get(digest)
     if eid is None:
-        raise Unauthorized("unknown token: use the organiser token or this experiment's client token")
+        raise Unauthorized(NOT_A_CLIENT)
     return eid
 
 

@@ -23,8 +23,10 @@ from irbandits.service.crowd import check_crowd, check_known_pair
 from irbandits.service.judges import topk_process
 from irbandits.service.validation import MAX_SEED, check_text
 
-_NAME = re.compile(r"^[A-Za-z0-9._+-]{1,100}$")
+_NAME = re.compile(r"[A-Za-z0-9._+-]{1,100}")
 MAX_NOTE = 10_000  # characters of a topic's description or narrative
+MAX_TOPIC, MAX_DOCNO = 100, 200   # characters of a topic id and a document id (the judgments table's columns)
+MAX_GRADE = 2**31 - 1   # a grade is stored as a float: whole numbers this large are exact
 
 
 def _at_least(low: int) -> tuple[Callable[[Any], bool], str]:
@@ -91,8 +93,10 @@ def check_options(kind: str, given: dict[str, Any]) -> dict[str, Any]:
     out = {name: p.check("options", given.get(name, p.default)) for name, p in known.items()}
     if kind == "graded":
         grades = out["grades"]
-        if not grades or any(isinstance(g, bool) or not isinstance(g, int) for g in grades) or len(set(grades)) < len(grades):
-            raise IrbanditsError(f"options: grades must be a list of different whole numbers, got {grades!r}")
+        if (not grades or any(isinstance(g, bool) or not isinstance(g, int) or abs(g) > MAX_GRADE for g in grades)
+                or len(set(grades)) < len(grades)):
+            raise IrbanditsError(f"options: grades must be a list of different whole numbers from -{MAX_GRADE} to "
+                                 f"{MAX_GRADE}, got {grades!r}")
         from irbandits.pooling import parse_method
 
         out["method"] = parse_method(out["method"]).label
@@ -141,7 +145,7 @@ def check_campaign(body: dict[str, Any]) -> dict[str, Any]:
         tests = None
         if not body.get("runs") or body.get("qrels"):
             raise IrbanditsError("a graded campaign needs runs (and no qrels): its pools are built from runs")
-        bad = [name for name in body["runs"] if not _NAME.match(name) or not name.strip(".")]
+        bad = [name for name in body["runs"] if not _NAME.fullmatch(name) or not name.strip(".")]
         if bad:
             raise IrbanditsError(f"runs: the run name {bad[0]!r} may only use letters, digits and . _ + - "
                                  f"(and not only dots)")
@@ -164,6 +168,10 @@ def check_campaign(body: dict[str, Any]) -> dict[str, Any]:
     practice = [p[:3] for p in (crowd or {}).get("practice", [])]
     keep = {d for docnos in pooled.values() for d in docnos} | {d for _, a, b in (tests or []) + practice for d in (a, b)}
     shown = list(pooled) + [t for t in dict.fromkeys(t for t, _, _ in practice) if t not in pooled]   # pool order
+    for what, ids, most in (("topics: the topic id", shown, MAX_TOPIC), ("texts: the document id", keep, MAX_DOCNO)):
+        long = next((x for x in ids if len(x) > most), None)
+        if long is not None:
+            raise IrbanditsError(f"{what} {long[:40]!r}... has {len(long):,} characters; at most {most}")
     return dict(name=body["name"], kind=kind, options=options, pools=stored, tests=tests, crowd=crowd,
                 topics={t: topics[t] for t in shown}, texts={d: texts[d] for d in keep},
                 notes={t: notes[t] for t in shown if t in notes} or None)

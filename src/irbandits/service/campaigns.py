@@ -138,7 +138,8 @@ class Campaigns:
             if mine is not None:
                 if mine.revoked:
                     raise Unauthorized("the organiser has withdrawn this worker's access")
-                if mine.token_hash != token_hash(token):
+                token = worker_token(secret, runtime.id, worker, mine.link)
+                if mine.token_hash != token_hash(token):   # the server's secret changed
                     mine.token_hash = token_hash(token)
                     session.commit()
                 return token
@@ -271,15 +272,18 @@ class Campaigns:
             conn.execute(update(Assessor).where(Assessor.id == assessor).values(revoked=revoked))
         runtime.set_revoked(assessor, revoked)
 
-    def reissue(self, runtime: CampaignRuntime, assessor: int) -> str:
-        """A new token for an assessor (a new link); the old one stops working at once."""
-        if self.assessor(runtime, assessor).automatic is not None:
+    def reissue(self, runtime: CampaignRuntime, assessor: int, secret: bytes) -> str:
+        """A new token for an assessor (a new link); the old one stops working at once. A joined worker's
+        is their next derived token (``secret``: the server's), which the join link then gives them."""
+        row = self.assessor(runtime, assessor)
+        if row.automatic is not None:
             raise IrbanditsError("token: an automatic assessor has no link to re-issue")
         runtime.editable()
-        token = new_token()
+        link = (row.link or 0) + 1 if row.worker is not None else None
+        token = new_token() if link is None else worker_token(secret, runtime.id, row.worker, link)
         with self.engine.begin() as conn:
             conn.execute(update(Assessor).where(Assessor.id == assessor)
-                         .values(token_hash=token_hash(token), revoked=False))
+                         .values(token_hash=token_hash(token), revoked=False, link=link))
         runtime.set_revoked(assessor, False)
         return token
 

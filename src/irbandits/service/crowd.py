@@ -48,8 +48,8 @@ from irbandits.service.validation import Strict
 
 # the ids a platform puts in the join link's query string: the worker, the study (or HIT), the session (or assignment)
 PLATFORM_IDS = {"prolific": ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"), "mturk": ("workerId", "hitId", "assignmentId")}
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_CODE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")     # whole ids (fullmatch: "$" would let a final newline in)
+_CODE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"   # MTurk's assignmentId while a worker only previews the HIT
 
 
@@ -84,14 +84,14 @@ class CrowdIn(Strict):
     @field_validator("completion_code")
     @classmethod
     def _code(cls, code: str | None) -> str | None:
-        if code is not None and not _CODE.match(code):
+        if code is not None and not _CODE.fullmatch(code):
             raise ValueError('a completion code is 1 to 40 letters, digits, "_" or "-" (or "auto")')
         return code
 
     @field_validator("completion_url")
     @classmethod
     def _url(cls, url: str | None) -> str | None:
-        if url is not None and (not re.match(r"^https://[A-Za-z0-9.-]+(:\d+)?(/[^\s<>\"']*)?$", url)):
+        if url is not None and (not re.fullmatch(r"https://[A-Za-z0-9.-]+(:\d+)?(/[^\s<>\"']*)?", url)):
             raise ValueError("the completion URL must be an https:// address without spaces or quotes")
         return url
 
@@ -158,9 +158,10 @@ def join_token(secret: bytes, campaign: int, generation: int) -> str:
     return _mac(secret, f"join:{campaign}:{generation}")
 
 
-def worker_token(secret: bytes, campaign: int, worker: str) -> str:
-    """The assessor token a joined worker gets, the same each time they come back."""
-    return _mac(secret, f"worker:{campaign}:{worker}")
+def worker_token(secret: bytes, campaign: int, worker: str, link: int | None = None) -> str:
+    """The assessor token a joined worker gets, the same each time they come back until the organiser
+    re-issues their link (``link``: how many times)."""
+    return _mac(secret, f"worker:{campaign}:{worker}" + (f":{link}" if link else ""))
 
 
 def new_code() -> str:
@@ -178,7 +179,7 @@ def platform_ids(params: dict[str, str]) -> tuple[str, dict[str, str]] | None:
                 value = params.get(name)
                 if value is None:
                     continue
-                if not _ID.match(value):
+                if not _ID.fullmatch(value):
                     raise IrbanditsError(f"{name}: an id is 1 to 64 letters, digits, '_' or '-'")
                 ids[name] = value
             return f"{platform}:{ids[names[0]]}", ids

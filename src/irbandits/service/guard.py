@@ -3,8 +3,9 @@
 Before a byte of the body is read:
 
 - an ``/api/`` call (but the OpenAPI schema) needs a known, unrevoked token (the organiser's, an
-  assessor's or an experiment client's), else 401; which role a route needs is checked later, by
-  the route. An organiser page's POST needs a valid session, else 303 to the login; the login form
+  assessor's or an experiment client's), else 401; an assessor's opens no experiment route, and the
+  routes with large bodies take only their own callers' tokens (:func:`credential_refusal`); which role
+  any other route needs is checked later, by the route. An organiser page's POST needs a valid session, else 303 to the login; the login form
   answers 429 while its client backs off after failed logins (:class:`LoginBackoff`);
 - the route's body limit: the organiser's campaign uploads (``POST /api/campaigns``, the creation
   form) take ``max_upload_bytes``, an experiment's impressions ``max_impression_bytes`` (a learner's
@@ -46,7 +47,7 @@ HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_H
 HSTS = (b"strict-transport-security", b"max-age=31536000")
 JSON = (b"content-type", b"application/json")
 UPLOADS = ("/api/campaigns", "/admin/campaigns")   # POST: the only routes that take large bodies ...
-IMPRESSIONS = re.compile(r"/api/experiments/[0-9]+/impressions")   # ... but a learner's impressions
+IMPRESSIONS = re.compile(r"/api/experiments/([0-9]+)/impressions")   # ... but a learner's impressions
 _TOKENISH = re.compile(r"[A-Za-z0-9_-]{20,}")
 
 
@@ -76,6 +77,7 @@ def detail(message) -> bytes:
 
 WWW_AUTHENTICATE = (b"www-authenticate", b"Bearer")
 MISSING = "missing bearer token (Authorization: Bearer TOKEN)"
+NOT_A_CLIENT = "unknown token: use the organiser token or this experiment's client token"
 STATUS = {NotFound: 404, Conflict: 409, Unauthorized: 401, Forbidden: 403, Unavailable: 503, IrbanditsError: 422}
 
 
@@ -136,21 +138,38 @@ def bearer_of(authorization: str) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
-def credential_refusal(state, path: str, authorization: str) -> str | None:
-    """Why an ``/api/`` call's token opens nothing (missing, unknown, revoked), or None when it is one of
-    the organiser's, an unrevoked assessor's or an unrevoked experiment client's."""
+def token_role(state, token: str) -> str:
+    """Whose ``token`` is: ``organiser``, ``client`` (of an experiment), ``assessor``, ``revoked`` (an
+    assessor's, revoked) or ``unknown``."""
+    digest = token_hash(token)
+    if hmac.compare_digest(digest, state.admin_hash):
+        return "organiser"
+    if digest in state.experiments.clients:
+        return "client"
+    row = state.assessor_cache.get(digest)
+    return "unknown" if row is None else "revoked" if row.revoked else "assessor"
+
+
+def credential_refusal(state, method: str, path: str, authorization: str) -> tuple[int, str] | None:
+    """``(status, why)`` when an ``/api/`` call's token cannot open its route, else None: a missing,
+    unknown or revoked token (401); an assessor's on an experiment's routes (401, as those routes say);
+    and, on the routes whose bodies are large, any token but the one those routes take: the campaign
+    upload is the organiser's (403 for an assessor), an experiment's impressions its own client's (404)."""
     token = bearer_of(authorization)
     if token is None:
-        return MISSING
-    digest = token_hash(token)
-    if hmac.compare_digest(digest, state.admin_hash) or digest in state.experiments.clients:
-        return None
-    row = state.assessor_cache.get(digest)
-    if row is not None:
-        return "this assessor token is revoked" if row.revoked else None
-    if path.startswith(("/api/experiments", "/api/impressions")):
-        return "unknown token: use the organiser token or this experiment's client token"
-    return "unknown token"
+        return 401, MISSING
+    role = token_role(state, token)
+    experiment = path.startswith(("/api/experiments", "/api/impressions"))
+    if role == "revoked":
+        return 401, "this assessor token is revoked"
+    if role == "unknown" or (role == "assessor" and experiment):
+        return 401, NOT_A_CLIENT if experiment else "unknown token"
+    if method == "POST" and path in UPLOADS and role != "organiser":
+        return (403, "this endpoint needs the organiser token") if role == "assessor" else (401, "unknown token")
+    large = IMPRESSIONS.fullmatch(path) if method == "POST" else None
+    if large and role == "client" and state.experiments.clients[token_hash(token)] != int(large.group(1)):
+        return 404, f"no experiment {int(large.group(1))}"
+    return None
 
 
 class LoginBackoff:
@@ -228,8 +247,11 @@ class Guard:
         """``(status, body, headers)`` of a request refused before its body is read, or None."""
         path, state = scope["path"], scope["app"].state
         if path.startswith("/api/") and path != "/api/openapi.json":
-            why = credential_refusal(state, path, header(scope, b"authorization"))
-            return None if why is None else (401, detail(why), [WWW_AUTHENTICATE])
+            refused = credential_refusal(state, scope["method"], path, header(scope, b"authorization"))
+            if refused is None:
+                return None
+            status, why = refused
+            return status, detail(why), [WWW_AUTHENTICATE] if status == 401 else []
         if scope["method"] != "POST" or not path.startswith("/admin"):
             return None
         if path == "/admin/login":

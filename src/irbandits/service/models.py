@@ -53,6 +53,7 @@ class Assessor(Base):
     created_at: Mapped[float] = mapped_column(Float)
     worker: Mapped[str | None] = mapped_column(String(200), nullable=True)  # joined: "prolific:PID" / "mturk:ID"
     platform: Mapped[dict[str, str] | None] = mapped_column(JSON, nullable=True)  # the join link's ids
+    link: Mapped[int | None] = mapped_column(Integer, nullable=True)  # joined: links re-issued (none: 0)
     consented_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     code: Mapped[str | None] = mapped_column(String(40), nullable=True)  # their own completion code
     cutoff: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # automatic: see service.hybrid
