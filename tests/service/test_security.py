@@ -307,6 +307,9 @@ def test_over_https_cookies_are_secure_and_hsts_is_sent(service):
     assert r.status_code == 303 and "; secure" in r.headers["set-cookie"].lower()
     r = secure.post("/api/campaigns", json={}, headers={"Authorization": "Bearer nope"})
     assert r.status_code == 401 and "strict-transport-security" in r.headers
+    for path in ("/admin/", "/admin/campaigns/"):   # no redirect to a URL the request's Host header names
+        r = service.client.get(path, headers={"Host": "evil.example"}, follow_redirects=False)
+        assert r.status_code == 404 and "location" not in r.headers, (path, r.headers)
 
 
 def test_every_spelling_of_a_token_path_is_masked_in_the_log(service, caplog):

@@ -58,7 +58,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     credentials = load_credentials(engine, secrets_path(settings.db_url, settings.secrets_file),
                                    settings.admin_token, settings.session_secret)
     migrate(engine)
-    app = FastAPI(title="irbandits", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
+    # redirect_slashes off: Starlette would answer "/admin/" with an absolute URL built from the Host header
+    app = FastAPI(title="irbandits", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json",
+                  redirect_slashes=False)
     state = app.state
     state.settings, state.engine, state.sessions = settings, engine, sessions(engine)
     state.admin_hash, state.new_admin_token = credentials.admin_hash, credentials.new_admin_token
