@@ -84,8 +84,8 @@ def shown_ranks(S, shown, k, out):
     t = np.empty((C, k))        # ranker j's scores of the shown documents, ascending
     order = np.empty((C, k), np.int64)
     above = np.zeros((C, k + 1), np.int64)  # above[j, c]: documents exceeding exactly the c lowest
+    col = np.empty(k)
     for j in range(C):
-        col = np.empty(k)
         for s in range(k):
             col[s] = S[shown[s], j]
         order[j] = np.argsort(col, kind="mergesort")

@@ -129,8 +129,11 @@ def registry(request: Request) -> Campaigns:
 async def create_campaign(request: Request) -> dict:
     """Parsed and checked off the event loop: the body may hold a collection's texts (``--max-upload``)."""
     raw = await request.body()
-    return await run_in_threadpool(lambda: {"id": registry(request).create(check_campaign(
-        parsed(CampaignIn, raw).model_dump())).id})
+
+    def create() -> dict:
+        return {"id": registry(request).create(check_campaign(parsed(CampaignIn, raw).model_dump())).id}
+
+    return await run_in_threadpool(create)
 
 
 @router.get("/campaigns", dependencies=admin)

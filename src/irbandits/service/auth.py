@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 
 from irbandits.errors import Forbidden, Unauthorized
 from irbandits.service.credentials import token_hash
-from irbandits.service.guard import MISSING, bearer_of
+from irbandits.service.guard import MISSING, NOT_ORGANISER, bearer_of
 from irbandits.service.models import Assessor
 
 _BY_HASH = select(Assessor.id, Assessor.campaign_id, Assessor.name, Assessor.token_hash,
@@ -121,7 +121,7 @@ def require_admin(request: Request) -> None:
     if _is_admin(request, token):
         return
     if _assessor(request, token) is not None:
-        raise Forbidden("this endpoint needs the organiser token")
+        raise Forbidden(NOT_ORGANISER)
     raise Unauthorized("unknown token")
 
 

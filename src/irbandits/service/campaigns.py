@@ -130,15 +130,14 @@ class Campaigns:
         token, derived from ``secret``, so the link they come back through works), else a new assessor
         while the join link's cap allows; raises :class:`Conflict` (closed, full, campaign not open) or
         :class:`Unauthorized` (the organiser revoked them)."""
-        token = worker_token(secret, runtime.id, worker)
         with self.lock, self.sessions() as session:
             link = session.get(JoinLink, runtime.id)
             mine = session.scalars(select(Assessor).where(Assessor.campaign_id == runtime.id,
                                                           Assessor.worker == worker)).first()
+            token = worker_token(secret, runtime.id, worker, mine and mine.link)
             if mine is not None:
                 if mine.revoked:
                     raise Unauthorized("the organiser has withdrawn this worker's access")
-                token = worker_token(secret, runtime.id, worker, mine.link)
                 if mine.token_hash != token_hash(token):   # the server's secret changed
                     mine.token_hash = token_hash(token)
                     session.commit()

@@ -78,6 +78,7 @@ def detail(message) -> bytes:
 WWW_AUTHENTICATE = (b"www-authenticate", b"Bearer")
 MISSING = "missing bearer token (Authorization: Bearer TOKEN)"
 NOT_A_CLIENT = "unknown token: use the organiser token or this experiment's client token"
+NOT_ORGANISER = "this endpoint needs the organiser token"
 STATUS = {NotFound: 404, Conflict: 409, Unauthorized: 401, Forbidden: 403, Unavailable: 503, IrbanditsError: 422}
 
 
@@ -138,10 +139,9 @@ def bearer_of(authorization: str) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
-def token_role(state, token: str) -> str:
-    """Whose ``token`` is: ``organiser``, ``client`` (of an experiment), ``assessor``, ``revoked`` (an
-    assessor's, revoked) or ``unknown``."""
-    digest = token_hash(token)
+def token_role(state, digest: str) -> str:
+    """Whose token the hash ``digest`` is: ``organiser``, ``client`` (of an experiment), ``assessor``,
+    ``revoked`` (an assessor's, revoked) or ``unknown``."""
     if hmac.compare_digest(digest, state.admin_hash):
         return "organiser"
     if digest in state.experiments.clients:
@@ -158,16 +158,17 @@ def credential_refusal(state, method: str, path: str, authorization: str) -> tup
     token = bearer_of(authorization)
     if token is None:
         return 401, MISSING
-    role = token_role(state, token)
+    digest = token_hash(token)
+    role = token_role(state, digest)
     experiment = path.startswith(("/api/experiments", "/api/impressions"))
     if role == "revoked":
         return 401, "this assessor token is revoked"
     if role == "unknown" or (role == "assessor" and experiment):
         return 401, NOT_A_CLIENT if experiment else "unknown token"
     if method == "POST" and path in UPLOADS and role != "organiser":
-        return (403, "this endpoint needs the organiser token") if role == "assessor" else (401, "unknown token")
+        return (403, NOT_ORGANISER) if role == "assessor" else (401, "unknown token")
     large = IMPRESSIONS.fullmatch(path) if method == "POST" else None
-    if large and role == "client" and state.experiments.clients[token_hash(token)] != int(large.group(1)):
+    if large and role == "client" and state.experiments.clients[digest] != int(large.group(1)):
         return 404, f"no experiment {int(large.group(1))}"
     return None
 
