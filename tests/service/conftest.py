@@ -218,6 +218,9 @@ def browser():
 
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing: run scripts/install-test-deps.sh")
+    # every expect waits for its event up to 30 s (Playwright's 5 s is too short on a loaded machine;
+    # a check that holds passes at once)
+    sync_api.expect.set_options(timeout=30_000)
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield browser
